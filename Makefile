@@ -1,0 +1,83 @@
+# cbexec — see README.md.  `make demo` and `make check` install missing
+# build dependencies first (build-aux/deps.sh), then build and run.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+PKG_CONFIG ?= pkg-config
+
+CFLAGS ?= -g -O2
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
+	-Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
+	-Iinclude $(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null)
+LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson libcrypto 2>/dev/null) -lev
+
+SRC = $(wildcard src/*.c)
+OBJ = $(SRC:.c=.o)
+LIBOBJ = $(filter-out src/main.o,$(OBJ))
+HDR = $(wildcard include/*.h)
+UNIT = $(patsubst %.c,%.t,$(wildcard t/unit/*.c))
+PROVE ?= prove
+PROVEFLAGS ?=
+
+all: cbexec
+
+cbexec: $(OBJ)
+	@$(PKG_CONFIG) --exists libcjson libcrypto || { \
+	  echo "cbexec: libcjson or libcrypto not found by pkg-config;" \
+	       "run build-aux/deps.sh (or make check / make demo)" >&2; exit 1; }
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
+
+src/%.o: src/%.c $(HDR)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+t/unit/%.t: t/unit/%.c t/tap.h $(LIBOBJ) $(HDR)
+	$(CC) $(CFLAGS) -It $(LDFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS)
+
+deps:
+	@sh build-aux/deps.sh
+
+# Each public target installs what is missing, then re-enters make so the
+# pkg-config flags are read with the dependencies present.
+check: deps
+	@$(MAKE) --no-print-directory test
+
+test: cbexec $(UNIT)
+	$(PROVE) $(PROVEFLAGS) --exec '' t/unit/*.t t/*.t
+
+dev: deps
+	@$(MAKE) --no-print-directory CFLAGS="-g -O2 -Werror" all
+
+asan: deps
+	@$(MAKE) --no-print-directory clean
+	@$(MAKE) --no-print-directory test \
+	  CFLAGS="-g -O1 -Werror -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	  LDFLAGS="-fsanitize=address,undefined"
+	@$(MAKE) --no-print-directory clean
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh demo/run.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@sh bench/run.sh
+
+install: cbexec
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 755 cbexec $(DESTDIR)$(BINDIR)/cbexec
+	install -m 644 man/cbexec.1 $(DESTDIR)$(MANDIR)/man1/cbexec.1
+	install -m 644 contrib/cbexec.bash $(DESTDIR)$(BASHCOMPDIR)/cbexec
+	install -m 644 contrib/_cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/cbexec $(DESTDIR)$(MANDIR)/man1/cbexec.1 \
+	  $(DESTDIR)$(BASHCOMPDIR)/cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
+
+clean:
+	rm -f cbexec src/*.o t/unit/*.t
+
+.PHONY: all deps check test dev asan demo bench install uninstall clean

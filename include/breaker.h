@@ -1,0 +1,172 @@
+/*
+ * The circuit breaker's state machine (SPEC §4): pure functions of the
+ * state, the limits, a run's result and the time.  No syscalls, no clock,
+ * no printing; state.c persists struct cb_state, main drives it.
+ */
+#ifndef CBEXEC_BREAKER_H
+#define CBEXEC_BREAKER_H
+
+#include <stddef.h>
+
+#include "classify.h"
+
+struct cJSON;
+
+enum cb_circuit { CB_CLOSED, CB_HALF_OPEN, CB_OPEN };
+
+/* What an invocation ended with; recorded as "outcome" in the state file. */
+enum cb_outcome {
+	OUT_OK,		/* "OK" */
+	OUT_OPEN,	/* "OPEN" */
+	OUT_STUCK,	/* "STUCK" */
+	OUT_ABORT,	/* "ABORT" */
+	OUT_BUSY,	/* "BUSY" */
+	OUT_TIMEOUT,	/* "TIMEOUT" */
+	OUT_ERROR,	/* "ERROR" */
+	OUT_EXIT,	/* "EXIT": the command's own non-zero status */
+	OUT_SIGNAL,	/* "SIGNAL": killed by a signal cbexec did not send */
+	OUT_NOEXEC,	/* "NOEXEC": 126 from cbexec's exec */
+	OUT_NOTFOUND,	/* "NOTFOUND": 127 from cbexec's exec */
+	OUT_SKIP	/* "SKIP": operator chose Skip */
+};
+
+enum cb_event_kind { EV_STATE_CHANGE, EV_PROGRESS, EV_ERROR, EV_RESET, EV_SKIP };
+
+/* One history entry.  from/to are -1 for events that are not transitions. */
+struct cb_event {
+	double ts;		/* epoch seconds */
+	long iteration;
+	enum cb_event_kind kind;
+	int from, to;		/* enum cb_circuit, or -1 */
+	char *reason;		/* malloc'd, may be NULL */
+	char *user;		/* reset/trip/skip: $USER, else NULL */
+	int progress;		/* run events: 1/0; else -1 */
+	int exit_code;		/* run events: exit status or 128+sig; else -1 */
+	char cls[16];		/* error events: class name; else "" */
+	char type[64];		/* error events: type; else "" */
+};
+
+struct cb_state {
+	int version;			/* 1 */
+	char *name;			/* NULL without --name */
+	enum cb_circuit state;
+	char *phase;			/* NULL: none */
+	int no_progress_count;
+	int same_error_count;
+	int consecutive_errors;
+	int same_task_failures;
+	char *last_failed_task;
+	long iteration;			/* runs over the circuit's lifetime */
+	long total_opens;
+	long last_progress_iteration;
+	struct cJSON *last_progress_metric;	/* {"PHASE":{"metric":n}}, owned,
+						 * maintained by progress.c */
+	char *last_fingerprint;		/* work-tree fingerprint after last run */
+	char *last_error_hash;		/* error fingerprint, NULL after success */
+	struct {
+		char cls[16];
+		char type[64];
+		char *message;		/* raw, valid UTF-8 */
+		int exit_code;
+	} last_error;
+	double opened_at;		/* epoch seconds; < 0 means null */
+	char *open_reason;
+	enum cb_outcome outcome;
+	char *guidance;
+	char **skipped_phases;
+	size_t n_skipped;
+	double updated_at;		/* epoch seconds; < 0 means null */
+	/* cbexec's own additions */
+	double cooldown;		/* current cooldown after doublings; 0 = the
+					 * configured one */
+	int trials_left;		/* > 0: HALF_OPEN on cooldown trial runs */
+	int tripped;			/* opened by --trip: no cooldown closes it */
+	long errors_total[CB_CLASS_COUNT];	/* lifetime runs per class */
+	struct cb_event *history;	/* oldest first */
+	size_t n_history;
+};
+
+/* Thresholds after precedence (CLI > env > config > phase > built-in). */
+struct cb_limits {
+	int no_progress;		/* --no-progress-threshold */
+	int same_error;			/* --same-error-threshold */
+	int half_open_after;		/* --half-open-after */
+	int max_consecutive_errors;
+	int max_retries;		/* same task failing N times = STUCK */
+	int half_open_trials;
+	double cooldown;		/* seconds; 0 = only an operator closes */
+	int history_size;
+};
+
+/* A finished run as the breaker sees it. */
+struct cb_run {
+	int progress;			/* 1: the run made progress (§3.1) */
+	int ignored;			/* exit code in --ignore-exit-codes */
+	enum cb_class cls;
+	const char *type;		/* "" on success */
+	const char *message;		/* NULL on success */
+	const char *hash;		/* error fingerprint, "" on success */
+	const char *task;		/* status TASK, else --task, else NULL */
+	int exit_code;			/* exit status, or 128+signal */
+};
+
+struct cb_transition {
+	enum cb_circuit from, to;
+	char reason[256];
+};
+
+struct cb_result {
+	struct cb_transition t[4];
+	int n;
+	enum cb_outcome outcome;	/* OPEN or STUCK when this call tripped the
+					 * circuit, ABORT for a fatal error, else OK */
+};
+
+const char *circuit_name(enum cb_circuit c);	/* "CLOSED", ... */
+int circuit_from_name(const char *s, enum cb_circuit *c);
+const char *outcome_name(enum cb_outcome o);	/* "OK", ... */
+int outcome_from_name(const char *s, enum cb_outcome *o);
+const char *event_kind_name(enum cb_event_kind k);	/* "state_change", ... */
+int event_kind_from_name(const char *s, enum cb_event_kind *k);
+
+/* The built-in limits (3, 5, 2, 5, 3, 1, 0, 100). */
+void breaker_default_limits(struct cb_limits *l);
+
+/* A fresh CLOSED circuit. name may be NULL.  0 / -1 on ENOMEM. */
+int breaker_init(struct cb_state *s, const char *name);
+void breaker_free(struct cb_state *s);
+
+/*
+ * Before a run (SPEC §4 rule 5).  Returns 1 when the run may go ahead, 0
+ * when the circuit is OPEN and must refuse.  An OPEN circuit whose cooldown
+ * has passed (and that was not tripped by an operator) becomes HALF_OPEN
+ * with limits->half_open_trials trial runs; that transition lands in *res.
+ */
+int breaker_admit(struct cb_state *s, const struct cb_limits *l, double now,
+    struct cb_result *res);
+
+/*
+ * After a run (SPEC §4 rules 1-4 and the trial rule of 5): bumps
+ * iteration, moves the counters, records a run event and any transitions
+ * in the history (bounded by l->history_size), sets last_error, opened_at,
+ * open_reason, total_opens, errors_total and updated_at.
+ */
+void breaker_record(struct cb_state *s, const struct cb_limits *l,
+    const struct cb_run *run, double now, struct cb_result *res);
+
+/* Operator reset (rule 6): CLOSED, counters 0, total_opens kept. */
+void breaker_reset(struct cb_state *s, const struct cb_limits *l,
+    const char *reason, const char *user, double now, struct cb_result *res);
+
+/* Operator trip: OPEN with "tripped by operator[: reason]". */
+void breaker_trip(struct cb_state *s, const struct cb_limits *l,
+    const char *reason, const char *user, double now, struct cb_result *res);
+
+/* Operator chose Skip in the menu: phase recorded, a skip event. */
+void breaker_skip(struct cb_state *s, const struct cb_limits *l,
+    const char *phase, const char *user, double now);
+
+/* Append an event (copies the strings), dropping the oldest past max. */
+void breaker_add_event(struct cb_state *s, int max, const struct cb_event *e);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * The state file (SPEC §6): JSON via cJSON, written atomically, guarded by
+ * an flock on FILE.lock.  Functions return 0 on success and -1 on failure
+ * with a one-line reason in err (no "cbexec:" prefix, names the file).
+ */
+#ifndef CBEXEC_STATE_H
+#define CBEXEC_STATE_H
+
+#include <stddef.h>
+
+#include "breaker.h"
+
+#define STATE_VERSION 1
+
+struct cJSON;
+
+/*
+ * Load path into *s (which must not be initialised).  A missing file gives
+ * a fresh CLOSED state named name and returns 1.  Corrupt, unreadable,
+ * newer version, wrong types, or a symlink without follow_symlinks: -1.
+ * Loading moves no counter.
+ */
+int state_load(const char *path, int follow_symlinks, const char *name,
+    struct cb_state *s, char *err, size_t errlen);
+
+/*
+ * Write s to path atomically: temp file in the same directory (0600),
+ * fsync, rename, fsync of the directory.  Missing parent directories are
+ * created 0700.  On failure the old file is untouched.
+ */
+int state_save(const char *path, int follow_symlinks,
+    const struct cb_state *s, char *err, size_t errlen);
+
+/* The state as a cJSON object with SPEC §6 field names (caller frees). */
+struct cJSON *state_to_json(const struct cb_state *s);
+/* Fill *s from a cJSON object; -1 with a reason on a bad field. */
+int state_from_json(const struct cJSON *j, struct cb_state *s,
+    char *err, size_t errlen);
+/* One history event as a JSON object (for --history --json and --log). */
+struct cJSON *event_to_json(const struct cb_event *e);
+
+/*
+ * Take the circuit's lock, an flock on "path.lock" opened O_CLOEXEC
+ * (created 0600).  wait < 0 waits forever, 0 fails at once, > 0 waits that
+ * many seconds.  Returns the lock fd, -2 when another process holds it
+ * (busy), -1 on error.
+ */
+int state_lock(const char *path, double wait, char *err, size_t errlen);
+
+/* Rename a corrupt file to "path.corrupt-YYYYmmddTHHMMSSZ"; the new name
+ * goes into newpath. */
+int state_move_aside(const char *path, double now, char *newpath,
+    size_t newlen, char *err, size_t errlen);
+
+/* Create the missing parent directories of path with mode 0700. */
+int state_mkdirs(const char *path, char *err, size_t errlen);
+
+/* UTC ISO-8601 with milliseconds: 2026-11-22T01:02:03.456Z. */
+char *iso8601(double t, char *buf, size_t len);
+/* Parse that form back (also without milliseconds); -1 when malformed. */
+int iso8601_parse(const char *s, double *t);
+
+#endif

@@ -1,0 +1,63 @@
+# Shared helpers for the shell tests: TAP output, a scratch directory,
+# poll_until instead of sleeping.  Source it: . "$(dirname "$0")/lib.sh"
+
+set -u
+T_DIR=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$T_DIR/.." && pwd)
+CBEXEC=${CBEXEC:-$TOP/cbexec}
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/cbexec-test.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+# Keep tests away from the user's state and terminal colours.
+export CBEXEC_STATE_DIR="$SCRATCH/state" NO_COLOR=1
+unset CBEXEC_STATE CB_NO_PROGRESS_THRESHOLD CB_SAME_ERROR_THRESHOLD \
+	CB_HALF_OPEN_RETRIES CB_MAX_CONSECUTIVE_ERRORS CB_MAX_RETRIES CB_COOLDOWN
+cd "$SCRATCH" || exit 1
+
+_n=0 _fail=0
+ok() {	# ok COND-STATUS DESC: ok 0 "desc" passes
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_n - $2"
+	else echo "not ok $_n - $2"; _fail=$((_fail + 1)); fi
+}
+is() {	# is GOT WANT DESC
+	_n=$((_n + 1))
+	if [ "$1" = "$2" ]; then echo "ok $_n - $3"
+	else
+		echo "not ok $_n - $3"; _fail=$((_fail + 1))
+		printf '#   got:  %s\n#   want: %s\n' "$1" "$2"
+	fi
+}
+like() {	# like GOT ERE DESC
+	_n=$((_n + 1))
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then echo "ok $_n - $3"
+	else
+		echo "not ok $_n - $3"; _fail=$((_fail + 1))
+		printf '#   got:  %s\n#   want match: %s\n' "$1" "$2"
+	fi
+}
+done_testing() { echo "1..$_n"; [ "$_fail" -eq 0 ]; }
+
+# poll_until SECONDS CMD...: run CMD every 20ms until it succeeds; 1 on timeout.
+poll_until() {
+	_lim=$1; shift
+	_end=$(( $(date +%s%N) / 1000000 + $(echo "$_lim" | awk '{printf "%d", $1 * 1000}') ))
+	while ! "$@"; do
+		[ $(( $(date +%s%N) / 1000000 )) -ge "$_end" ] && return 1
+		sleep 0.02
+	done
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+dead() { ! kill -0 "$1" 2>/dev/null; }
+# jget FILE PATH: a JSON value by dotted path (a.b.0), printed plainly;
+# objects and arrays as canonical JSON, null when absent (perl's JSON::PP).
+jget() {
+	perl -MJSON::PP -0777 -e '
+		my $v = decode_json(<STDIN>);
+		for my $k (split /\./, $ARGV[0]) {
+			$v = ref $v eq "HASH" ? $v->{$k} : ref $v eq "ARRAY" ? $v->[$k] : undef;
+		}
+		print !defined $v ? "null"
+		    : JSON::PP::is_bool($v) ? ($v ? "true" : "false")
+		    : ref $v ? JSON::PP->new->canonical->encode($v) : $v;
+	' "$2" < "$1"
+}
