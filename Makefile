@@ -12,7 +12,7 @@ CFLAGS ?= -g -O2
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
 	-Iinclude $(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null)
-LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson libcrypto 2>/dev/null) -lev
+LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson libcrypto 2>/dev/null) -lev -lm
 
 SRC = $(wildcard src/*.c)
 OBJ = $(SRC:.c=.o)

@@ -1,0 +1,111 @@
+/*
+ * The command line (SPEC §1): one table of options shared by argv, the
+ * environment and the config file, so a value means the same wherever it
+ * comes from and precedence is decided in one place.
+ */
+#ifndef CBEXEC_CLI_H
+#define CBEXEC_CLI_H
+
+#include <stddef.h>
+
+#include "breaker.h"
+#include "classify.h"
+#include "progress.h"
+
+enum mode { MODE_RUN, MODE_STATUS, MODE_RESET, MODE_HISTORY, MODE_TRIP,
+	MODE_HELP, MODE_VERSION };
+
+/* Where a value came from; a later source only fills what is unset. */
+enum origin { FROM_DEFAULT, FROM_PHASE, FROM_CONFIG, FROM_ENV, FROM_CLI };
+
+struct codes {
+	int *v;
+	size_t n;
+};
+
+struct strv {
+	char **v;
+	size_t n;
+};
+
+struct options {
+	enum mode mode;
+	/* which circuit */
+	char *state_path;		/* --state, CBEXEC_STATE or CIRCUIT */
+	char *name;			/* --name */
+	char *chdir;			/* -C */
+	int follow_symlinks;
+	/* operator commands */
+	int json;
+	long last;			/* --last N, 0 = all */
+	char *reason;
+	/* running */
+	char *phase;
+	double timeout, kill_after, budget, delay, backoff, backoff_max;
+	int signal;			/* 0: send none */
+	long iterations;		/* 0: not given */
+	int loop, until_success;
+	char *task;
+	char *config_path;
+	int no_prompt;
+	int verbosity;			/* 0 normal, < 0 quiet, > 0 verbose */
+	char *log_path, *metrics_path;
+	double wait_lock;		/* 0 fail at once, < 0 forever */
+	char *on_state_change;
+	struct codes ok_codes, ignore_codes;
+	struct cb_limits limits;
+	unsigned progress;		/* PROG_* mask */
+	char *progress_cmd;
+	struct strv watch, exclude;
+	size_t capture_bytes;
+	int no_capture_stdout, keep_orphans;
+	int exit_open, exit_stuck, exit_abort, exit_busy;
+	/* from the config file */
+	struct phase_def *phases;	/* custom phases */
+	size_t n_phases;
+	struct rule *rules;
+	size_t n_rules;
+	/* COMMAND [ARG...] */
+	char **argv;
+	/* origin of each option, by option id (see cli.c) */
+	unsigned char origin[64];
+};
+
+/* Defaults of SPEC §1. */
+void options_init(struct options *o);
+void options_free(struct options *o);
+
+/*
+ * Parse argv.  Returns 0, or -1 with a one-line message in err (usage
+ * error: exit 125).
+ */
+int cli_parse(struct options *o, int argc, char **argv, char *err, size_t len);
+
+/*
+ * Set the option with long name key (a config key: '_' for '-') from a
+ * string value, if nothing of higher precedence set it.  Returns 0, 1 when
+ * key names no option, -1 with a message for a bad value.
+ */
+int cli_apply(struct options *o, const char *key, const char *value,
+    enum origin from, char *err, size_t len);
+/* Whether the option named key may take several values (--watch). */
+int cli_is_list(const char *key);
+/* Whether the option is a flag that takes no value (--loop). */
+int cli_is_flag(const char *key);
+
+/* The CB_* environment thresholds; -1 with a message naming the variable. */
+int cli_env(struct options *o, char *err, size_t len);
+
+/*
+ * After config and env: resolve the phase (built-in or custom, exit 125 if
+ * unknown), fill phase thresholds, check the combination.
+ */
+int cli_finish(struct options *o, char *err, size_t len);
+
+/* The phase definition in effect, or NULL. */
+const struct phase_def *options_phase(const struct options *o);
+
+/* Signal by name ("TERM", "SIGTERM", "term") or number; -1 if unknown. */
+int signal_parse(const char *s);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * What cbexec tells people and machines (SPEC §5, §7): log lines on
+ * stderr, the OPEN block, --status and --history output, the --log JSON
+ * Lines file, the --metrics textfile and the --on-state-change hook.
+ */
+#ifndef CBEXEC_REPORT_H
+#define CBEXEC_REPORT_H
+
+#include <stdio.h>
+
+#include "breaker.h"
+#include "classify.h"
+#include "status.h"
+
+struct reporter {
+	const char *label;	/* circuit name, else the state file path */
+	const char *name;	/* --name or NULL (CBEXEC_NAME for hooks) */
+	const char *state_path;
+	int verbosity;		/* < 0 quiet: only errors and the OPEN block */
+	int color;		/* stderr is a terminal and NO_COLOR unset */
+	int log_fd;		/* --log, O_APPEND, or -1 */
+	const char *metrics_path;	/* --metrics or NULL */
+	const char *hook;	/* --on-state-change CMD or NULL */
+	double hook_timeout;	/* --kill-after for the hook */
+};
+
+/* A finished run, as the breaker recorded it. */
+struct run_report {
+	long iteration;
+	double started, duration;	/* epoch seconds, seconds */
+	int exit_code;			/* -1 when killed or not run */
+	int signo;
+	int timed_out;
+	int progress;
+	const struct classification *c;
+};
+
+/*
+ * One log line per run on stderr ("cbexec[NAME]: run 3 exited 1 after
+ * 2.41s: recoverable build_error: <msg>") and a "run" object in the log.
+ */
+void report_run(struct reporter *r, const struct run_report *rr);
+
+/*
+ * One log line per transition, a "transition" object in the log, and the
+ * hook with CBEXEC_FROM, CBEXEC_TO, CBEXEC_REASON, CBEXEC_NAME and the
+ * counters of before (the state as it was before a reset).
+ */
+void report_transition(struct reporter *r, const struct cb_transition *t,
+    const struct cb_state *before, long iteration);
+
+/* An operator event (reset, trip, skip, guidance) in the log and, unless
+ * quiet, on stderr. */
+void report_event(struct reporter *r, const char *event, const char *reason);
+
+/*
+ * The ---CIRCUIT_BREAKER_OPEN--- block on stderr and in the log.  st is the
+ * last run's status report (for TESTS_PASSING), may be NULL.  reset_hint
+ * is the command that resets this circuit ("cbexec --reset-circuit --name
+ * nightly").
+ */
+void report_open_block(struct reporter *r, const struct cb_state *s,
+    const struct status_report *st, const char *reset_hint);
+
+/* Rewrite the metrics file atomically; 0 / -1 with a message in err. */
+int report_metrics(struct reporter *r, const struct cb_state *s,
+    double last_run_seconds, char *err, size_t errlen);
+
+/* --status: a human table, or the state object with json. */
+void report_status(FILE *f, const struct cb_state *s, const char *label,
+    const char *reset_hint, int json);
+
+/* --history: one line per event, newest last; last > 0 keeps the last N.
+ * On a terminal (tty) a one-line timeline of recent runs comes first. */
+void report_history(FILE *f, const struct cb_state *s, long last, int json,
+    int tty);
+
+/* A warning line "cbexec[LABEL]: warning: ..." unless quiet. */
+void report_warn(struct reporter *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * One supervised run of COMMAND on libev's default loop (SPEC §3): the
+ * child in its own process group, stdout/stderr copied through and kept in
+ * rings, --timeout/--budget/--kill-after, signal forwarding, and the
+ * clean-up of whatever the run left behind.
+ */
+#ifndef CBEXEC_SUPERVISE_H
+#define CBEXEC_SUPERVISE_H
+
+#include <stddef.h>
+
+#include "ring.h"
+#include "status.h"
+
+struct sup_cfg {
+	char **argv;
+	char **envp;
+	double timeout;		/* 0: none */
+	double kill_after;
+	int signal;		/* sent on timeout; 0: none */
+	double deadline;	/* budget end on sup_now()'s clock; 0: none */
+	size_t capture_bytes;
+	int capture_stdout;	/* 0: the child writes straight to our stdout */
+	int keep_orphans;
+	struct status_scanner *scanner;	/* fed with stdout, may be NULL */
+};
+
+struct sup_result {
+	int exec_errno;		/* cbexec's exec of COMMAND failed */
+	int exit_code;		/* -1 unless it exited */
+	int signo;		/* signal that ended it, 0 when it exited */
+	int signalled_by_us;
+	int timed_out;		/* --timeout or the budget stopped it */
+	int budget_expired;
+	double duration;
+	struct ring out, err;	/* the tails */
+};
+
+/*
+ * Set up the default loop, the signal watchers, the subreaper bit and the
+ * output descriptors.  Call once before anything forks.  0 / -1 (errno).
+ */
+int sup_init(void);
+
+/* Monotonic seconds (libev's clock). */
+double sup_now(void);
+
+/*
+ * Run cfg->argv to completion, leftovers included.  Returns 0 with *res
+ * filled (rings initialised; free with sup_result_free), -1 when cbexec
+ * itself failed (fork, pipe: errno set).
+ */
+int sup_run(const struct sup_cfg *cfg, struct sup_result *res);
+void sup_result_free(struct sup_result *res);
+
+/*
+ * Sleep seconds, woken early by the budget (deadline, 0 = none) or an
+ * operator signal.  Returns 0 after the full pause, 1 when the budget ran
+ * out, 2 when cbexec was asked to stop.
+ */
+int sup_sleep(double seconds, double deadline);
+
+/* The operator signal (INT, TERM, HUP, QUIT) cbexec received, or 0. */
+int sup_aborted(void);
+
+#endif

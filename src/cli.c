@@ -1,0 +1,804 @@
+/*
+ * Options (SPEC §1).  Every option is one row of opts[]: its long name, its
+ * short letter, whether it takes a value, and the id set_option() switches
+ * on.  argv, the CB_* environment and the config file all go through
+ * set_option(), so a value is validated the same way wherever it comes
+ * from; o->origin[id] remembers the source so that a lower-precedence
+ * source (CLI > env > config > phase > built-in) never overrides a higher.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "duration.h"
+
+enum opt_id {
+	O_STATE, O_NAME, O_CHDIR, O_FOLLOW, O_STATUS, O_RESET, O_HISTORY,
+	O_TRIP, O_JSON, O_LAST, O_REASON, O_HELP, O_VERSION, O_PHASE,
+	O_TIMEOUT, O_KILL_AFTER, O_SIGNAL, O_BUDGET, O_ITERATIONS, O_LOOP,
+	O_UNTIL_SUCCESS, O_DELAY, O_TASK, O_BACKOFF, O_CONFIG, O_NO_PROMPT,
+	O_QUIET, O_VERBOSE, O_LOG, O_METRICS, O_WAIT_LOCK, O_ON_CHANGE,
+	O_OK_CODES, O_IGNORE_CODES, O_NO_PROGRESS, O_SAME_ERROR,
+	O_HALF_OPEN_AFTER, O_MAX_CONSEC, O_MAX_RETRIES, O_COOLDOWN,
+	O_HALF_OPEN_TRIALS, O_HISTORY_SIZE, O_PROGRESS, O_PROGRESS_CMD,
+	O_WATCH, O_EXCLUDE, O_CAPTURE_BYTES, O_NO_CAPTURE_STDOUT,
+	O_KEEP_ORPHANS, O_EXIT_CODES, O_COUNT
+};
+
+/* Which options a config file may not set: they pick the circuit or the
+ * config itself, or they are commands rather than settings. */
+#define NOT_IN_CONFIG(id) ((id) <= O_VERSION || (id) == O_CONFIG)
+
+struct opt {
+	const char *name;
+	int has_arg;		/* no_argument, required_argument, optional_ */
+	int letter;		/* short option or 0 */
+	enum opt_id id;
+};
+
+static const struct opt opts[] = {
+	{ "state", required_argument, 's', O_STATE },
+	{ "name", required_argument, 'N', O_NAME },
+	{ "chdir", required_argument, 'C', O_CHDIR },
+	{ "follow-symlinks", no_argument, 0, O_FOLLOW },
+	{ "status", no_argument, 0, O_STATUS },
+	{ "reset-circuit", no_argument, 0, O_RESET },
+	{ "history", no_argument, 0, O_HISTORY },
+	{ "trip", no_argument, 0, O_TRIP },
+	{ "json", no_argument, 0, O_JSON },
+	{ "last", required_argument, 0, O_LAST },
+	{ "reason", required_argument, 0, O_REASON },
+	{ "help", no_argument, 'h', O_HELP },
+	{ "version", no_argument, 'V', O_VERSION },
+	{ "phase", required_argument, 'p', O_PHASE },
+	{ "timeout", required_argument, 't', O_TIMEOUT },
+	{ "kill-after", required_argument, 'k', O_KILL_AFTER },
+	{ "signal", required_argument, 0, O_SIGNAL },
+	{ "budget", required_argument, 'T', O_BUDGET },
+	{ "iterations", required_argument, 'n', O_ITERATIONS },
+	{ "loop", no_argument, 'l', O_LOOP },
+	{ "until-success", no_argument, 0, O_UNTIL_SUCCESS },
+	{ "delay", required_argument, 0, O_DELAY },
+	{ "task", required_argument, 0, O_TASK },
+	{ "backoff", required_argument, 0, O_BACKOFF },
+	{ "config", required_argument, 'c', O_CONFIG },
+	{ "no-prompt", no_argument, 0, O_NO_PROMPT },
+	{ "quiet", no_argument, 'q', O_QUIET },
+	{ "verbose", no_argument, 'v', O_VERBOSE },
+	{ "log", required_argument, 0, O_LOG },
+	{ "metrics", required_argument, 0, O_METRICS },
+	{ "wait-lock", optional_argument, 0, O_WAIT_LOCK },
+	{ "on-state-change", required_argument, 0, O_ON_CHANGE },
+	{ "ok-exit-codes", required_argument, 0, O_OK_CODES },
+	{ "ignore-exit-codes", required_argument, 0, O_IGNORE_CODES },
+	{ "no-progress-threshold", required_argument, 0, O_NO_PROGRESS },
+	{ "same-error-threshold", required_argument, 0, O_SAME_ERROR },
+	{ "half-open-after", required_argument, 0, O_HALF_OPEN_AFTER },
+	{ "max-consecutive-errors", required_argument, 0, O_MAX_CONSEC },
+	{ "max-retries", required_argument, 0, O_MAX_RETRIES },
+	{ "cooldown", required_argument, 0, O_COOLDOWN },
+	{ "half-open-trials", required_argument, 0, O_HALF_OPEN_TRIALS },
+	{ "history-size", required_argument, 0, O_HISTORY_SIZE },
+	{ "progress", required_argument, 0, O_PROGRESS },
+	{ "progress-cmd", required_argument, 0, O_PROGRESS_CMD },
+	{ "watch", required_argument, 0, O_WATCH },
+	{ "exclude", required_argument, 0, O_EXCLUDE },
+	{ "capture-bytes", required_argument, 0, O_CAPTURE_BYTES },
+	{ "no-capture-stdout", no_argument, 0, O_NO_CAPTURE_STDOUT },
+	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS },
+	{ "exit-codes", required_argument, 0, O_EXIT_CODES },
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static int
+fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void
+options_init(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = MODE_RUN;
+	o->timeout = 120;
+	o->kill_after = 10;
+	o->signal = SIGTERM;
+	o->budget = 30 * 60;
+	o->capture_bytes = 64 * 1024;
+	o->progress = PROG_AUTO;
+	o->exit_open = 120;
+	o->exit_stuck = 121;
+	o->exit_abort = 122;
+	o->exit_busy = 123;
+	breaker_default_limits(&o->limits);
+	/* 0 = "not set": cli_finish() fills phase or built-in values. */
+	o->limits.no_progress = 0;
+	o->limits.same_error = 0;
+}
+
+static void
+strv_free(struct strv *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		free(v->v[i]);
+	free(v->v);
+	v->v = NULL;
+	v->n = 0;
+}
+
+static int
+strv_push(struct strv *v, const char *s)
+{
+	char **nv = realloc(v->v, (v->n + 1) * sizeof(*nv));
+
+	if (nv == NULL)
+		return -1;
+	v->v = nv;
+	if ((v->v[v->n] = strdup(s)) == NULL)
+		return -1;
+	v->n++;
+	return 0;
+}
+
+void
+options_free(struct options *o)
+{
+	size_t i, j;
+
+	free(o->state_path);
+	free(o->name);
+	free(o->chdir);
+	free(o->reason);
+	free(o->phase);
+	free(o->task);
+	free(o->config_path);
+	free(o->log_path);
+	free(o->metrics_path);
+	free(o->on_state_change);
+	free(o->ok_codes.v);
+	free(o->ignore_codes.v);
+	free(o->progress_cmd);
+	strv_free(&o->watch);
+	strv_free(&o->exclude);
+	for (i = 0; i < o->n_phases; i++) {
+		for (j = 0; j < o->phases[i].n_metrics; j++)
+			free(o->phases[i].metrics[j].key);
+		free(o->phases[i].metrics);
+		free(o->phases[i].name);
+	}
+	free(o->phases);
+	for (i = 0; i < o->n_rules; i++)
+		rule_free(&o->rules[i]);
+	free(o->rules);
+	memset(o, 0, sizeof(*o));
+}
+
+/* A whole decimal number in [min, max]; no sign, no spaces, no junk. */
+static int
+parse_long(const char *s, long min, long max, long *out)
+{
+	const char *p;
+	long v = 0;
+
+	if (*s == '\0')
+		return -1;
+	for (p = s; *p != '\0'; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		if (v > (LONG_MAX - (*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+signal_parse(const char *s)
+{
+	static const struct { const char *name; int sig; } sigs[] = {
+		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+		{ "ILL", SIGILL }, { "TRAP", SIGTRAP }, { "ABRT", SIGABRT },
+		{ "IOT", SIGIOT }, { "BUS", SIGBUS }, { "FPE", SIGFPE },
+		{ "KILL", SIGKILL }, { "USR1", SIGUSR1 }, { "SEGV", SIGSEGV },
+		{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM },
+		{ "TERM", SIGTERM }, { "STKFLT", SIGSTKFLT },
+		{ "CHLD", SIGCHLD }, { "CONT", SIGCONT }, { "STOP", SIGSTOP },
+		{ "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+		{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },
+		{ "VTALRM", SIGVTALRM }, { "PROF", SIGPROF },
+		{ "WINCH", SIGWINCH }, { "IO", SIGIO }, { "POLL", SIGPOLL },
+		{ "PWR", SIGPWR }, { "SYS", SIGSYS },
+	};
+	size_t i;
+	long n;
+
+	if (parse_long(s, 0, SIGRTMAX, &n) == 0)
+		return (int)n;
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (strcasecmp(s, sigs[i].name) == 0)
+			return sigs[i].sig;
+	return -1;
+}
+
+/* "0,75" -> codes; each 0..255. */
+static int
+parse_codes(const char *s, struct codes *c)
+{
+	char *copy, *tok, *save;
+	long v;
+	int *nv;
+
+	free(c->v);
+	c->v = NULL;
+	c->n = 0;
+	if ((copy = strdup(s)) == NULL)
+		return -1;
+	if (*s == '\0' || s[strlen(s) - 1] == ',')
+		goto fail;
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (parse_long(tok, 0, 255, &v) == -1)
+			goto fail;
+		if ((nv = realloc(c->v, (c->n + 1) * sizeof(*nv))) == NULL)
+			goto fail;
+		c->v = nv;
+		c->v[c->n++] = (int)v;
+	}
+	free(copy);
+	return c->n > 0 ? 0 : -1;
+fail:
+	free(copy);
+	return -1;
+}
+
+/* "open=3,stuck=4": remaps of the four breaker codes. */
+static int
+parse_exit_codes(struct options *o, const char *s)
+{
+	char *copy, *tok, *save, *eq;
+	long v;
+	int rc = -1;
+
+	if ((copy = strdup(s)) == NULL)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if ((eq = strchr(tok, '=')) == NULL)
+			goto out;
+		*eq++ = '\0';
+		if (parse_long(eq, 0, 255, &v) == -1)
+			goto out;
+		if (strcmp(tok, "open") == 0)
+			o->exit_open = (int)v;
+		else if (strcmp(tok, "stuck") == 0)
+			o->exit_stuck = (int)v;
+		else if (strcmp(tok, "abort") == 0)
+			o->exit_abort = (int)v;
+		else if (strcmp(tok, "busy") == 0)
+			o->exit_busy = (int)v;
+		else
+			goto out;
+	}
+	rc = 0;
+out:
+	free(copy);
+	return rc;
+}
+
+/* Sizes for --capture-bytes: N, or N with k/K or m/M (KiB, MiB). */
+static int
+parse_size(const char *s, size_t *out)
+{
+	char num[32];
+	size_t n = strlen(s), mult = 1;
+	long v;
+
+	if (n == 0 || n >= sizeof(num))
+		return -1;
+	memcpy(num, s, n + 1);
+	if (strchr("kK", num[n - 1]) != NULL)
+		mult = 1024;
+	else if (strchr("mM", num[n - 1]) != NULL)
+		mult = 1024 * 1024;
+	if (mult != 1)
+		num[n - 1] = '\0';
+	if (parse_long(num, 0, 64L * 1024 * 1024, &v) == -1 ||
+	    (size_t)v * mult > 64UL * 1024 * 1024)
+		return -1;
+	*out = (size_t)v * mult;
+	return 0;
+}
+
+static int
+replace_str(char **dst, const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		return -1;
+	free(*dst);
+	*dst = p;
+	return 0;
+}
+
+static int
+valid_name(const char *s)
+{
+	const char *p;
+
+	if (*s == '\0' || *s == '.')
+		return 0;
+	for (p = s; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && strchr("._-", *p) == NULL)
+			return 0;
+	return 1;
+}
+
+static const char *const bad_duration =
+    "invalid duration '%s' for --%s (use N, N.N or .N with ms, s, m, h or d)";
+
+static int
+set_duration(double *dst, const struct opt *op, const char *v, char *err,
+    size_t len)
+{
+	if (duration_parse(v, dst) == -1)
+		return fail(err, len, bad_duration, v, op->name);
+	return 0;
+}
+
+static int
+set_count(int *dst, long min, const struct opt *op, const char *v, char *err,
+    size_t len)
+{
+	long n;
+
+	if (parse_long(v, min, INT_MAX, &n) == -1)
+		return fail(err, len, "invalid value '%s' for --%s "
+		    "(a whole number, at least %ld)", v, op->name, min);
+	*dst = (int)n;
+	return 0;
+}
+
+/* Apply one option.  Flags ignore v (NULL from argv). */
+static int
+set_option(struct options *o, const struct opt *op, const char *v,
+    char *err, size_t len)
+{
+	long n;
+	char *colon;
+
+	switch (op->id) {
+	case O_STATE:
+		return replace_str(&o->state_path, v);
+	case O_NAME:
+		if (!valid_name(v))
+			return fail(err, len, "invalid circuit name '%s' for "
+			    "--name (letters, digits, '.', '_', '-'; not "
+			    "starting with '.')", v);
+		return replace_str(&o->name, v);
+	case O_CHDIR:
+		return replace_str(&o->chdir, v);
+	case O_FOLLOW:
+		o->follow_symlinks = 1;
+		return 0;
+	case O_STATUS:
+	case O_RESET:
+	case O_HISTORY:
+	case O_TRIP:
+	case O_HELP:
+	case O_VERSION: {
+		static const enum mode modes[] = {
+			[O_STATUS] = MODE_STATUS, [O_RESET] = MODE_RESET,
+			[O_HISTORY] = MODE_HISTORY, [O_TRIP] = MODE_TRIP,
+			[O_HELP] = MODE_HELP, [O_VERSION] = MODE_VERSION,
+		};
+		/* --help and --version win over everything else. */
+		if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
+			return 0;
+		if (o->mode != MODE_RUN && op->id != O_HELP &&
+		    op->id != O_VERSION && o->mode != modes[op->id])
+			return fail(err, len, "--%s cannot be combined with "
+			    "another operator command", op->name);
+		o->mode = modes[op->id];
+		return 0;
+	}
+	case O_JSON:
+		o->json = 1;
+		return 0;
+	case O_LAST:
+		if (parse_long(v, 1, LONG_MAX, &n) == -1)
+			return fail(err, len, "invalid value '%s' for --last "
+			    "(a whole number, at least 1)", v);
+		o->last = n;
+		return 0;
+	case O_REASON:
+		return replace_str(&o->reason, v);
+	case O_PHASE:
+		if (*v == '\0')
+			return fail(err, len, "empty phase name for --phase");
+		return replace_str(&o->phase, v);
+	case O_TIMEOUT:
+		return set_duration(&o->timeout, op, v, err, len);
+	case O_KILL_AFTER:
+		return set_duration(&o->kill_after, op, v, err, len);
+	case O_SIGNAL:
+		if ((o->signal = signal_parse(v)) == -1)
+			return fail(err, len, "invalid signal '%s' for "
+			    "--signal", v);
+		return 0;
+	case O_BUDGET:
+		return set_duration(&o->budget, op, v, err, len);
+	case O_ITERATIONS:
+		if (parse_long(v, 1, LONG_MAX, &n) == -1)
+			return fail(err, len, "invalid value '%s' for "
+			    "--iterations (a whole number, at least 1)", v);
+		o->iterations = n;
+		return 0;
+	case O_LOOP:
+		o->loop = 1;
+		return 0;
+	case O_UNTIL_SUCCESS:
+		o->until_success = 1;
+		return 0;
+	case O_DELAY:
+		return set_duration(&o->delay, op, v, err, len);
+	case O_TASK:
+		return replace_str(&o->task, v);
+	case O_BACKOFF: {
+		char buf[64];
+
+		if (strlen(v) >= sizeof(buf))
+			return fail(err, len, bad_duration, v, op->name);
+		strcpy(buf, v);
+		if ((colon = strchr(buf, ':')) != NULL)
+			*colon++ = '\0';
+		if (duration_parse(buf, &o->backoff) == -1)
+			return fail(err, len, bad_duration, buf, op->name);
+		o->backoff_max = 10 * o->backoff;
+		if (colon != NULL && duration_parse(colon, &o->backoff_max) == -1)
+			return fail(err, len, bad_duration, colon, op->name);
+		if (o->backoff_max < o->backoff)
+			return fail(err, len, "--backoff: MAX %s is below the "
+			    "initial delay %s", colon, buf);
+		return 0;
+	}
+	case O_CONFIG:
+		return replace_str(&o->config_path, v);
+	case O_NO_PROMPT:
+		o->no_prompt = 1;
+		return 0;
+	case O_QUIET:
+		o->verbosity--;
+		return 0;
+	case O_VERBOSE:
+		o->verbosity++;
+		return 0;
+	case O_LOG:
+		return replace_str(&o->log_path, v);
+	case O_METRICS:
+		return replace_str(&o->metrics_path, v);
+	case O_WAIT_LOCK:
+		if (v == NULL) {
+			o->wait_lock = -1;
+			return 0;
+		}
+		if (duration_parse(v, &o->wait_lock) == -1)
+			return fail(err, len, bad_duration, v, op->name);
+		if (o->wait_lock == 0)
+			o->wait_lock = -1;	/* 0 = no limit, as elsewhere */
+		return 0;
+	case O_ON_CHANGE:
+		return replace_str(&o->on_state_change, v);
+	case O_OK_CODES:
+		if (parse_codes(v, &o->ok_codes) == -1)
+			return fail(err, len, "invalid exit code list '%s' "
+			    "for --ok-exit-codes (e.g. 0,75)", v);
+		return 0;
+	case O_IGNORE_CODES:
+		if (parse_codes(v, &o->ignore_codes) == -1)
+			return fail(err, len, "invalid exit code list '%s' "
+			    "for --ignore-exit-codes (e.g. 75)", v);
+		return 0;
+	case O_NO_PROGRESS:
+		return set_count(&o->limits.no_progress, 1, op, v, err, len);
+	case O_SAME_ERROR:
+		return set_count(&o->limits.same_error, 1, op, v, err, len);
+	case O_HALF_OPEN_AFTER:
+		return set_count(&o->limits.half_open_after, 1, op, v, err,
+		    len);
+	case O_MAX_CONSEC:
+		return set_count(&o->limits.max_consecutive_errors, 1, op, v,
+		    err, len);
+	case O_MAX_RETRIES:
+		return set_count(&o->limits.max_retries, 1, op, v, err, len);
+	case O_COOLDOWN:
+		return set_duration(&o->limits.cooldown, op, v, err, len);
+	case O_HALF_OPEN_TRIALS:
+		return set_count(&o->limits.half_open_trials, 1, op, v, err,
+		    len);
+	case O_HISTORY_SIZE:
+		return set_count(&o->limits.history_size, 1, op, v, err, len);
+	case O_PROGRESS:
+		return progress_parse_list(v, &o->progress, err, len);
+	case O_PROGRESS_CMD:
+		return replace_str(&o->progress_cmd, v);
+	case O_WATCH:
+		return strv_push(&o->watch, v);
+	case O_EXCLUDE:
+		return strv_push(&o->exclude, v);
+	case O_CAPTURE_BYTES:
+		if (parse_size(v, &o->capture_bytes) == -1)
+			return fail(err, len, "invalid size '%s' for "
+			    "--capture-bytes (bytes, or N with k or m; at "
+			    "most 64m)", v);
+		return 0;
+	case O_NO_CAPTURE_STDOUT:
+		o->no_capture_stdout = 1;
+		return 0;
+	case O_KEEP_ORPHANS:
+		o->keep_orphans = 1;
+		return 0;
+	case O_EXIT_CODES:
+		if (parse_exit_codes(o, v) == -1)
+			return fail(err, len, "invalid value '%s' for "
+			    "--exit-codes (e.g. open=90,stuck=91,abort=92,"
+			    "busy=93)", v);
+		return 0;
+	case O_COUNT:
+		break;
+	}
+	return fail(err, len, "internal error: option --%s", op->name);
+}
+
+static int
+apply(struct options *o, const struct opt *op, const char *v,
+    enum origin from, char *err, size_t len)
+{
+	int rc;
+
+	if (o->origin[op->id] > from)
+		return 0;
+	if ((rc = set_option(o, op, v, err, len)) == -1 && err[0] == '\0')
+		fail(err, len, "out of memory");
+	if (rc == 0)
+		o->origin[op->id] = (unsigned char)from;
+	return rc;
+}
+
+int
+cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
+{
+	struct option lopts[NOPTS + 1];
+	char shorts[3 * NOPTS + 2], *sp = shorts;
+	const struct opt *op;
+	size_t i;
+	int c, idx, n_cmd;
+
+	err[0] = '\0';
+	/* '+': stop at the first non-option, so COMMAND's own options are
+	 * never parsed as ours; ':': report missing arguments ourselves. */
+	*sp++ = '+';
+	*sp++ = ':';
+	for (i = 0; i < NOPTS; i++) {
+		lopts[i].name = opts[i].name;
+		lopts[i].has_arg = opts[i].has_arg;
+		lopts[i].flag = NULL;
+		lopts[i].val = 256 + (int)i;
+		if (opts[i].letter != 0) {
+			*sp++ = (char)opts[i].letter;
+			if (opts[i].has_arg == required_argument)
+				*sp++ = ':';
+		}
+	}
+	*sp = '\0';
+	memset(&lopts[NOPTS], 0, sizeof(lopts[NOPTS]));
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shorts, lopts, &idx)) != -1) {
+		if (c == '?') {
+			if (optopt != 0 && optopt < 256)
+				return fail(err, len, "unknown option '-%c'",
+				    optopt);
+			return fail(err, len, "unknown option '%s'",
+			    argv[optind - 1]);
+		}
+		if (c == ':') {
+			if (optopt != 0 && optopt < 256)
+				return fail(err, len, "option '-%c' needs a "
+				    "value", optopt);
+			return fail(err, len, "option '%s' needs a value",
+			    argv[optind - 1]);
+		}
+		if (c >= 256)
+			op = &opts[c - 256];
+		else {
+			for (op = opts; op->letter != c; op++)
+				;
+		}
+		if (op->has_arg == no_argument && optarg != NULL)
+			return fail(err, len, "option --%s takes no value",
+			    op->name);
+		if (apply(o, op, optarg, FROM_CLI, err, len) == -1)
+			return -1;
+	}
+	n_cmd = argc - optind;
+	if (o->mode == MODE_RUN) {
+		if (n_cmd == 0)
+			return fail(err, len, "no COMMAND given");
+		o->argv = argv + optind;
+		return 0;
+	}
+	if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
+		return 0;
+	/* Operator commands take at most one CIRCUIT: a path or a name. */
+	if (n_cmd > 1)
+		return fail(err, len, "too many arguments: '%s'",
+		    argv[optind + 1]);
+	if (n_cmd == 1) {
+		const char *a = argv[optind];
+		size_t al = strlen(a);
+
+		if (o->state_path != NULL || o->name != NULL)
+			return fail(err, len, "CIRCUIT '%s' given as well as "
+			    "--state or --name", a);
+		if (strchr(a, '/') != NULL ||
+		    (al > 5 && strcmp(a + al - 5, ".json") == 0))
+			return replace_str(&o->state_path, a);
+		for (op = opts; op->id != O_NAME; op++)
+			;
+		return apply(o, op, a, FROM_CLI, err, len);
+	}
+	return 0;
+}
+
+static const struct opt *
+find_key(const char *key)
+{
+	char name[64];
+	size_t i;
+
+	if (strlen(key) >= sizeof(name))
+		return NULL;
+	for (i = 0; key[i] != '\0'; i++)
+		name[i] = key[i] == '_' ? '-' : key[i];
+	name[i] = '\0';
+	for (i = 0; i < NOPTS; i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+int
+cli_apply(struct options *o, const char *key, const char *value,
+    enum origin from, char *err, size_t len)
+{
+	const struct opt *op = find_key(key);
+
+	err[0] = '\0';
+	if (op == NULL || (from == FROM_CONFIG && NOT_IN_CONFIG(op->id)))
+		return 1;
+	return apply(o, op, value, from, err, len);
+}
+
+int
+cli_is_list(const char *key)
+{
+	const struct opt *op = find_key(key);
+
+	return op != NULL && (op->id == O_WATCH || op->id == O_EXCLUDE);
+}
+
+int
+cli_is_flag(const char *key)
+{
+	const struct opt *op = find_key(key);
+
+	return op != NULL && op->has_arg == no_argument;
+}
+
+int
+cli_env(struct options *o, char *err, size_t len)
+{
+	static const struct { const char *env, *key; } envs[] = {
+		{ "CB_NO_PROGRESS_THRESHOLD", "no-progress-threshold" },
+		{ "CB_SAME_ERROR_THRESHOLD", "same-error-threshold" },
+		{ "CB_HALF_OPEN_RETRIES", "half-open-after" },
+		{ "CB_MAX_CONSECUTIVE_ERRORS", "max-consecutive-errors" },
+		{ "CB_MAX_RETRIES", "max-retries" },
+		{ "CB_COOLDOWN", "cooldown" },
+	};
+	char sub[256];
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+		if ((v = getenv(envs[i].env)) == NULL)
+			continue;
+		if (cli_apply(o, envs[i].key, v, FROM_ENV, sub,
+		    sizeof(sub)) != 0)
+			return fail(err, len, "invalid environment %s='%s': "
+			    "%s", envs[i].env, v, sub);
+	}
+	return 0;
+}
+
+const struct phase_def *
+options_phase(const struct options *o)
+{
+	size_t i;
+
+	if (o->phase == NULL)
+		return NULL;
+	for (i = 0; i < o->n_phases; i++)
+		if (strcasecmp(o->phases[i].name, o->phase) == 0)
+			return &o->phases[i];
+	return phase_builtin(o->phase);
+}
+
+int
+cli_finish(struct options *o, char *err, size_t len)
+{
+	const struct phase_def *p = NULL;
+	char *up;
+
+	if (o->phase != NULL) {
+		if ((p = options_phase(o)) == NULL)
+			return fail(err, len, "unknown phase '%s' (RED, "
+			    "GREEN, REFACTOR, DOCUMENT or one defined in the "
+			    "config file)", o->phase);
+		/* Store the canonical spelling: it names the phase in the
+		 * state file and in last_progress_metric. */
+		if ((up = strdup(p->name)) == NULL)
+			return fail(err, len, "out of memory");
+		free(o->phase);
+		o->phase = up;
+	}
+	if (o->limits.no_progress == 0)
+		o->limits.no_progress = p != NULL && p->no_progress > 0 ?
+		    p->no_progress : 3;
+	if (o->limits.same_error == 0)
+		o->limits.same_error = p != NULL && p->same_error > 0 ?
+		    p->same_error : 5;
+	if (o->ok_codes.n == 0) {
+		if ((o->ok_codes.v = malloc(sizeof(int))) == NULL)
+			return fail(err, len, "out of memory");
+		o->ok_codes.v[0] = 0;
+		o->ok_codes.n = 1;
+	}
+	if (o->until_success && !o->loop && o->iterations == 0)
+		return fail(err, len, "--until-success needs --loop or "
+		    "--iterations");
+	if (o->iterations == 0)
+		o->iterations = o->loop ? 0 : 1;
+	if ((o->progress & PROG_CMD) && o->progress_cmd == NULL)
+		return fail(err, len, "--progress cmd needs --progress-cmd");
+	if (o->progress_cmd != NULL)
+		o->progress |= PROG_CMD;
+	if ((o->watch.n > 0 || o->exclude.n > 0) &&
+	    !(o->progress & PROG_FILES))
+		o->progress |= PROG_FILES;
+	return 0;
+}

@@ -1,0 +1,371 @@
+/*
+ * The JSON config file.  Top-level keys are long option names with '_'
+ * for '-' and go through cli_apply() as strings, so the config accepts
+ * exactly what the command line accepts; "phases" adds custom phases and
+ * "rules" adds classifier rules.  Anything else is an error naming the
+ * key: a typo in a threshold must not silently leave the default in place.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <ctype.h>
+
+#include <cJSON.h>
+
+#include "config.h"
+
+#define CONFIG_MAX (1024 * 1024)
+
+static int
+fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static char *
+read_file(const char *path, char *err, size_t len, int *missing)
+{
+	FILE *f;
+	char *buf;
+	size_t n;
+
+	*missing = 0;
+	if ((f = fopen(path, "re")) == NULL) {
+		*missing = errno == ENOENT;
+		fail(err, len, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if ((buf = malloc(CONFIG_MAX + 1)) == NULL) {
+		fclose(f);
+		fail(err, len, "%s: out of memory", path);
+		return NULL;
+	}
+	n = fread(buf, 1, CONFIG_MAX + 1, f);
+	if (ferror(f) || n > CONFIG_MAX) {
+		fail(err, len, "%s: %s", path, ferror(f) ?
+		    "read error" : "config file larger than 1 MiB");
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* A scalar JSON value as the string the command line would have given. */
+static int
+scalar(const cJSON *v, char *buf, size_t len)
+{
+	if (cJSON_IsString(v))
+		snprintf(buf, len, "%s", v->valuestring);
+	else if (cJSON_IsNumber(v)) {
+		if (v->valuedouble < 0)
+			return -1;
+		snprintf(buf, len, "%.15g", v->valuedouble);
+	} else
+		return -1;
+	return 0;
+}
+
+static int
+option_key(struct options *o, const cJSON *item, const char *path,
+    char *err, size_t len)
+{
+	char val[4096], sub[256];
+	const cJSON *e;
+	int rc;
+
+	if (cli_is_flag(item->string)) {
+		if (!cJSON_IsBool(item))
+			return fail(err, len, "%s: key '%s': expected true or "
+			    "false", path, item->string);
+		if (cJSON_IsFalse(item))
+			return 0;
+		rc = cli_apply(o, item->string, NULL, FROM_CONFIG, sub,
+		    sizeof(sub));
+	} else if (cJSON_IsArray(item)) {
+		if (!cli_is_list(item->string))
+			return fail(err, len, "%s: key '%s': expected a single "
+			    "value, not an array", path, item->string);
+		rc = 0;
+		cJSON_ArrayForEach(e, item) {
+			if (scalar(e, val, sizeof(val)) == -1)
+				return fail(err, len, "%s: key '%s': expected "
+				    "strings", path, item->string);
+			if ((rc = cli_apply(o, item->string, val,
+			    FROM_CONFIG, sub, sizeof(sub))) != 0)
+				break;
+		}
+	} else {
+		if (scalar(item, val, sizeof(val)) == -1)
+			return fail(err, len, "%s: key '%s': expected a string "
+			    "or a non-negative number", path, item->string);
+		rc = cli_apply(o, item->string, val, FROM_CONFIG, sub,
+		    sizeof(sub));
+	}
+	if (rc == 1)
+		return fail(err, len, "%s: unknown key '%s'", path,
+		    item->string);
+	if (rc == -1)
+		return fail(err, len, "%s: key '%s': %s", path, item->string,
+		    sub);
+	return 0;
+}
+
+static int
+positive_int(const cJSON *v, int *out)
+{
+	if (!cJSON_IsNumber(v) || v->valuedouble < 1 ||
+	    v->valuedouble > 1e9 || v->valuedouble != (int)v->valuedouble)
+		return -1;
+	*out = (int)v->valuedouble;
+	return 0;
+}
+
+static int
+load_phase(struct phase_def *p, const cJSON *def, const char *path,
+    char *err, size_t len)
+{
+	const cJSON *k, *m;
+	char *q;
+
+	if (!cJSON_IsObject(def))
+		return fail(err, len, "%s: phases.%s: expected an object",
+		    path, p->name);
+	cJSON_ArrayForEach(k, def) {
+		if (strcmp(k->string, "no_progress") == 0) {
+			if (positive_int(k, &p->no_progress) == -1)
+				goto bad_count;
+		} else if (strcmp(k->string, "same_error") == 0) {
+			if (positive_int(k, &p->same_error) == -1)
+				goto bad_count;
+		} else if (strcmp(k->string, "progress") == 0) {
+			if (!cJSON_IsObject(k))
+				return fail(err, len, "%s: phases.%s.progress: "
+				    "expected an object of metric: up|down|"
+				    "true", path, p->name);
+			cJSON_ArrayForEach(m, k) {
+				struct phase_metric *pm;
+				enum metric_dir d;
+
+				if (!cJSON_IsString(m))
+					goto bad_dir;
+				if (strcmp(m->valuestring, "up") == 0)
+					d = DIR_UP;
+				else if (strcmp(m->valuestring, "down") == 0)
+					d = DIR_DOWN;
+				else if (strcmp(m->valuestring, "true") == 0)
+					d = DIR_TRUE;
+				else
+					goto bad_dir;
+				pm = realloc(p->metrics,
+				    (p->n_metrics + 1) * sizeof(*pm));
+				if (pm == NULL)
+					return fail(err, len, "out of memory");
+				p->metrics = pm;
+				if ((pm[p->n_metrics].key =
+				    strdup(m->string)) == NULL)
+					return fail(err, len, "out of memory");
+				for (q = pm[p->n_metrics].key; *q; q++)
+					*q = (char)tolower((unsigned char)*q);
+				pm[p->n_metrics++].dir = d;
+				continue;
+bad_dir:
+				return fail(err, len, "%s: phases.%s.progress."
+				    "%s: expected \"up\", \"down\" or \"true\"",
+				    path, p->name, m->string);
+			}
+		} else
+			return fail(err, len, "%s: unknown key 'phases.%s.%s'",
+			    path, p->name, k->string);
+		continue;
+bad_count:
+		return fail(err, len, "%s: phases.%s.%s: expected a whole "
+		    "number, at least 1", path, p->name, k->string);
+	}
+	return 0;
+}
+
+static int
+load_phases(struct options *o, const cJSON *phases, const char *path,
+    char *err, size_t len)
+{
+	const cJSON *def;
+	struct phase_def *p;
+	char *q;
+
+	if (!cJSON_IsObject(phases))
+		return fail(err, len, "%s: 'phases': expected an object", path);
+	cJSON_ArrayForEach(def, phases) {
+		if (def->string[0] == '\0')
+			return fail(err, len, "%s: phases: empty phase name",
+			    path);
+		p = realloc(o->phases, (o->n_phases + 1) * sizeof(*p));
+		if (p == NULL)
+			return fail(err, len, "out of memory");
+		o->phases = p;
+		p = &o->phases[o->n_phases++];
+		memset(p, 0, sizeof(*p));
+		if ((p->name = strdup(def->string)) == NULL)
+			return fail(err, len, "out of memory");
+		for (q = p->name; *q; q++)
+			*q = (char)toupper((unsigned char)*q);
+		if (load_phase(p, def, path, err, len) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+load_rule(struct rule *r, const cJSON *def, int i, const char *path,
+    char *err, size_t len)
+{
+	const cJSON *k, *e;
+	const char *match = NULL, *type = NULL;
+	int streams = 0, *codes = NULL, rc;
+	size_t n_codes = 0;
+	int have_codes = 0;
+	enum cb_class cls = CB_CLASS_RECOVERABLE;
+	char sub[256];
+
+	if (!cJSON_IsObject(def))
+		return fail(err, len, "%s: rules[%d]: expected an object",
+		    path, i);
+	cJSON_ArrayForEach(k, def) {
+		if (strcmp(k->string, "match") == 0 && cJSON_IsString(k))
+			match = k->valuestring;
+		else if (strcmp(k->string, "type") == 0 && cJSON_IsString(k))
+			type = k->valuestring;
+		else if (strcmp(k->string, "class") == 0 &&
+		    cJSON_IsString(k)) {
+			if (class_from_name(k->valuestring, &cls) == -1 ||
+			    cls == CB_CLASS_SUCCESS || cls == CB_CLASS_TIMEOUT)
+				return fail(err, len, "%s: rules[%d].class: "
+				    "'%s' is not recoverable, transient or "
+				    "fatal", path, i, k->valuestring);
+		} else if (strcmp(k->string, "stream") == 0 &&
+		    cJSON_IsString(k)) {
+			if (strcmp(k->valuestring, "stderr") == 0)
+				streams |= RULE_STDERR;
+			else if (strcmp(k->valuestring, "stdout") == 0)
+				streams |= RULE_STDOUT;
+			else if (strcmp(k->valuestring, "both") == 0)
+				streams |= RULE_STDERR | RULE_STDOUT;
+			else
+				return fail(err, len, "%s: rules[%d].stream: "
+				    "expected stderr, stdout or both", path, i);
+		} else if (strcmp(k->string, "exit") == 0 &&
+		    cJSON_IsArray(k)) {
+			have_codes = 1;
+			cJSON_ArrayForEach(e, k) {
+				int *nc;
+
+				if (!cJSON_IsNumber(e) || e->valuedouble < 0 ||
+				    e->valuedouble > 255 ||
+				    e->valuedouble != (int)e->valuedouble) {
+					free(codes);
+					return fail(err, len, "%s: rules[%d]."
+					    "exit: expected exit codes 0-255",
+					    path, i);
+				}
+				nc = realloc(codes, (n_codes + 1) * sizeof(*nc));
+				if (nc == NULL) {
+					free(codes);
+					return fail(err, len, "out of memory");
+				}
+				codes = nc;
+				codes[n_codes++] = (int)e->valuedouble;
+			}
+		} else {
+			free(codes);
+			return fail(err, len, "%s: rules[%d]: unknown key or "
+			    "bad value '%s'", path, i, k->string);
+		}
+	}
+	if (match == NULL || type == NULL || *type == '\0') {
+		free(codes);
+		return fail(err, len, "%s: rules[%d]: needs \"match\" and "
+		    "\"type\"", path, i);
+	}
+	if (have_codes && n_codes == 0) {
+		return fail(err, len, "%s: rules[%d].exit: empty list", path,
+		    i);
+	}
+	rc = rule_init(r, match, streams ? streams : RULE_STDERR,
+	    have_codes ? codes : NULL, n_codes, cls, type, sub, sizeof(sub));
+	free(codes);
+	if (rc == -1)
+		return fail(err, len, "%s: rules[%d].match: %s", path, i, sub);
+	return 0;
+}
+
+static int
+load_rules(struct options *o, const cJSON *rules, const char *path,
+    char *err, size_t len)
+{
+	const cJSON *def;
+	struct rule *r;
+	int i = 0;
+
+	if (!cJSON_IsArray(rules))
+		return fail(err, len, "%s: 'rules': expected an array", path);
+	cJSON_ArrayForEach(def, rules) {
+		r = realloc(o->rules, (o->n_rules + 1) * sizeof(*r));
+		if (r == NULL)
+			return fail(err, len, "out of memory");
+		o->rules = r;
+		if (load_rule(&o->rules[o->n_rules], def, i++, path, err,
+		    len) == -1)
+			return -1;
+		o->n_rules++;
+	}
+	return 0;
+}
+
+int
+config_load(struct options *o, const char *path, int required, char *err,
+    size_t len)
+{
+	cJSON *root = NULL;
+	const cJSON *item;
+	const char *where;
+	char *text;
+	int missing, rc = -1;
+
+	if ((text = read_file(path, err, len, &missing)) == NULL)
+		return missing && !required ? 0 : -1;
+	root = cJSON_ParseWithOpts(text, &where, 1);
+	if (root == NULL) {
+		fail(err, len, "%s: invalid JSON near byte %ld", path,
+		    where != NULL && where >= text ? (long)(where - text) : 0L);
+		goto out;
+	}
+	if (!cJSON_IsObject(root)) {
+		fail(err, len, "%s: expected a JSON object", path);
+		goto out;
+	}
+	cJSON_ArrayForEach(item, root) {
+		if (strcmp(item->string, "phases") == 0) {
+			if (load_phases(o, item, path, err, len) == -1)
+				goto out;
+		} else if (strcmp(item->string, "rules") == 0) {
+			if (load_rules(o, item, path, err, len) == -1)
+				goto out;
+		} else if (option_key(o, item, path, err, len) == -1)
+			goto out;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	free(text);
+	return rc;
+}

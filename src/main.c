@@ -1,0 +1,196 @@
+/*
+ * cbexec: run a command under a timeout, a budget and a persistent
+ * circuit breaker.  main() parses the options, settles their precedence
+ * (command line > environment > config file > phase > built-in), picks
+ * the circuit, dispatches to the run loop or an operator command, and
+ * turns the result into the exit status, remapped by --exit-codes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+#include "driver.h"
+#include "exitcodes.h"
+
+#define CBEXEC_VERSION "0.1.0"
+
+static void
+usage(FILE *f)
+{
+	fputs(
+"usage: cbexec [OPTIONS] [--] COMMAND [ARG...]   run COMMAND under the breaker\n"
+"       cbexec --status [--json] [CIRCUIT]        show a circuit (no lock)\n"
+"       cbexec --reset-circuit [--reason TEXT] [CIRCUIT]\n"
+"       cbexec --history [--json] [--last N] [CIRCUIT]\n"
+"       cbexec --trip [--reason TEXT] [CIRCUIT]   open it by hand\n"
+"       cbexec --help | --version\n"
+"\n"
+"Which circuit (CIRCUIT is a NAME, or a path with '/' or ending in .json):\n"
+"  -s, --state FILE          the state file itself\n"
+"  -N, --name NAME           $CBEXEC_STATE_DIR/NAME.json, default dir\n"
+"                            ${XDG_STATE_HOME:-$HOME/.local/state}/cbexec\n"
+"                            (neither: $CBEXEC_STATE, else .cbexec/state.json)\n"
+"  -C, --chdir DIR           change to DIR first; relative paths are in DIR\n"
+"      --follow-symlinks     accept a symlinked state file\n"
+"\n"
+"Running (durations: N, N.N or .N with ms, s, m, h or d; 0 = no limit):\n"
+"  -p, --phase P             RED, GREEN, REFACTOR, DOCUMENT or a config phase\n"
+"  -t, --timeout D           limit for one run (120s)\n"
+"  -k, --kill-after D        SIGKILL this long after the timeout signal (10s)\n"
+"      --signal SIG          signal sent on timeout: name or number, 0 = none\n"
+"  -T, --budget D            total time for this invocation (30m)\n"
+"  -n, --iterations N        at most N runs (1)\n"
+"  -l, --loop                run until done, tripped, or the budget is spent\n"
+"      --until-success       with --loop/-n: stop after the first success\n"
+"      --delay D             pause between runs (0)\n"
+"      --backoff D[:MAX]     after a failure wait D, doubling to MAX (10xD)\n"
+"      --task ID             the task the run works on (STUCK rule)\n"
+"  -c, --config FILE         JSON config (.cbexec/config.json if present)\n"
+"      --no-prompt           never show the menu when the circuit opens\n"
+"  -q, --quiet / -v, --verbose\n"
+"      --log FILE            append JSON Lines events\n"
+"      --metrics FILE        rewrite a Prometheus textfile after each run\n"
+"      --wait-lock[=D]       wait for the lock instead of exiting BUSY\n"
+"      --on-state-change CMD run /bin/sh -c CMD after every transition\n"
+"      --ok-exit-codes LIST  exit codes that count as success (0)\n"
+"      --ignore-exit-codes LIST  exit codes that count as nothing\n"
+"      --progress LIST       git,files,status,cmd,exit,auto (auto)\n"
+"      --progress-cmd CMD    prints key=value lines or one number\n"
+"      --watch DIR           directory for --progress files (repeatable)\n"
+"      --exclude GLOB        left out of --progress files (repeatable)\n"
+"      --capture-bytes N     tail kept of stdout and stderr (64k)\n"
+"      --no-capture-stdout   the command writes straight to our stdout\n"
+"      --keep-orphans        leave processes the command left behind\n"
+"      --exit-codes open=N,stuck=N,abort=N,busy=N  remap 120-123\n"
+"\n"
+"Breaker thresholds (option > environment > config > phase > built-in):\n"
+"      --no-progress-threshold N   CB_NO_PROGRESS_THRESHOLD   (phase, else 3)\n"
+"      --same-error-threshold N    CB_SAME_ERROR_THRESHOLD    (phase, else 5)\n"
+"      --half-open-after N         CB_HALF_OPEN_RETRIES       (2)\n"
+"      --max-consecutive-errors N  CB_MAX_CONSECUTIVE_ERRORS  (5)\n"
+"      --max-retries N             CB_MAX_RETRIES             (3)\n"
+"      --cooldown D                CB_COOLDOWN                (0 = operator)\n"
+"      --half-open-trials N        (1)\n"
+"      --history-size N            (100)\n"
+"\n"
+"Operator commands:\n"
+"      --status   --json   --history   --last N   --reset-circuit   --trip\n"
+"      --reason TEXT\n"
+"\n"
+"Exit status:\n"
+"  0        the last run succeeded or reported completion; --status: not OPEN\n"
+"  1-119    the command's own exit status\n"
+"  120      OPEN: the circuit is open (refused, or opened now)\n"
+"  121      STUCK: the same error or the same task failed repeatedly\n"
+"  122      ABORT: fatal error class, or interrupted by the operator\n"
+"  123      BUSY: another cbexec holds this circuit\n"
+"  124      TIMEOUT: --timeout or --budget ran out\n"
+"  125      ERROR: cbexec itself failed (usage, config, state, I/O)\n"
+"  126      COMMAND found but not executable\n"
+"  127      COMMAND not found\n"
+"  128+N    the command was killed by signal N\n"
+"\n"
+"See cbexec(1).\n", f);
+}
+
+static int
+remap(const struct options *o, int code)
+{
+	switch (code) {
+	case CB_EXIT_OPEN:
+		return o->exit_open;
+	case CB_EXIT_STUCK:
+		return o->exit_stuck;
+	case CB_EXIT_ABORT:
+		return o->exit_abort;
+	case CB_EXIT_BUSY:
+		return o->exit_busy;
+	default:
+		return code;
+	}
+}
+
+static int
+usage_error(const char *msg)
+{
+	fprintf(stderr, "cbexec: %s\nTry 'cbexec --help' for more "
+	    "information.\n", msg);
+	return CB_EXIT_ERROR;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o;
+	struct circuit c;
+	char err[1024];
+	int rc;
+
+	options_init(&o);
+	if (cli_parse(&o, argc, argv, err, sizeof(err)) == -1) {
+		rc = usage_error(err);
+		goto out;
+	}
+	if (o.mode == MODE_HELP) {
+		usage(stdout);
+		rc = fflush(stdout) == EOF ? CB_EXIT_ERROR : CB_EXIT_OK;
+		goto out;
+	}
+	if (o.mode == MODE_VERSION) {
+		printf("cbexec %s\n", CBEXEC_VERSION);
+		rc = fflush(stdout) == EOF ? CB_EXIT_ERROR : CB_EXIT_OK;
+		goto out;
+	}
+	if (o.chdir != NULL && chdir(o.chdir) == -1) {
+		fprintf(stderr, "cbexec: -C %s: %s\n", o.chdir, strerror(errno));
+		rc = CB_EXIT_ERROR;
+		goto out;
+	}
+	if (cli_env(&o, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		rc = CB_EXIT_ERROR;
+		goto out;
+	}
+	if (config_load(&o, o.config_path != NULL ? o.config_path :
+	    ".cbexec/config.json", o.config_path != NULL, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		rc = CB_EXIT_ERROR;
+		goto out;
+	}
+	if (cli_finish(&o, err, sizeof(err)) == -1) {
+		rc = usage_error(err);
+		goto out;
+	}
+	if (circuit_resolve(&o, &c, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		rc = CB_EXIT_ERROR;
+		goto out;
+	}
+	switch (o.mode) {
+	case MODE_STATUS:
+		rc = ops_status(&o, &c);
+		break;
+	case MODE_HISTORY:
+		rc = ops_history(&o, &c);
+		break;
+	case MODE_RESET:
+		rc = ops_reset(&o, &c);
+		break;
+	case MODE_TRIP:
+		rc = ops_trip(&o, &c);
+		break;
+	default:
+		rc = driver_run(&o, &c);
+		break;
+	}
+	circuit_free(&c);
+	rc = remap(&o, rc);
+out:
+	options_free(&o);
+	return rc;
+}

@@ -1,0 +1,619 @@
+/*
+ * The event loop of one run, on libev's default loop (which owns SIGCHLD
+ * and reaps every child).  A run moves through three phases:
+ *
+ *   RUNNING  the command is alive; its stdout/stderr are copied through
+ *            as they arrive and their tails kept in rings; --timeout, the
+ *            budget and operator signals send a signal to its process
+ *            group and arm --kill-after for SIGKILL.
+ *   CLEANUP  the command has exited; anything of the run still alive (its
+ *            group, orphans reparented to us) gets SIGTERM, then SIGKILL
+ *            after --kill-after, until nothing is left.
+ *   DRAIN    the pipes are read to their end, which now comes at once:
+ *            every writer is dead, so a daemon holding stdout can never
+ *            make cbexec hang.  With --keep-orphans, DRAIN stops at the
+ *            first empty read instead.
+ *
+ * Output goes to cbexec's own stdout/stderr.  When those are pipes they
+ * are reopened through /proc/self/fd as new, non-blocking open file
+ * descriptions, so a stalled reader never blocks the loop (timers still
+ * fire) and the O_NONBLOCK flag never leaks to whoever shares the pipe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "spawn.h"
+#include "supervise.h"
+
+#define CHUNK (64 * 1024)
+
+enum phase { RUNNING, CLEANUP, DRAIN };
+
+struct stream {
+	int rfd;		/* read end of the child's pipe, -1 closed */
+	int wfd;		/* where the bytes go */
+	int nonblock;		/* wfd is non-blocking */
+	ev_io rio, wio;
+	char *buf;		/* bytes read but not yet written */
+	size_t off, len;
+	struct ring *ring;
+	struct status_scanner *scanner;
+	struct run *run;
+};
+
+struct run {
+	const struct sup_cfg *cfg;
+	struct sup_result *res;
+	pid_t pid;
+	enum phase phase;
+	int reaped;
+	int cleanup_kill;	/* leftovers get SIGKILL now */
+	int fg_tty;
+	double start;
+	ev_child cw, anyw;
+	ev_timer t_timeout, t_budget, t_kill, t_poll;
+	struct stream s[2];
+};
+
+static struct ev_loop *loop;
+static struct run *cur;
+static int aborted;
+static int out_fd[2] = { STDOUT_FILENO, STDERR_FILENO };
+static int out_nonblock[2];
+static ev_signal sigw[9];
+static ev_timer sleep_timer;
+
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static const int pass_sigs[] = { SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP,
+	SIGCONT };
+
+double
+sup_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int
+sup_aborted(void)
+{
+	return aborted;
+}
+
+static void
+group_kill(struct run *r, int sig)
+{
+	if (sig == 0)
+		return;
+	r->res->signalled_by_us = 1;
+	kill(-r->pid, sig);
+	/* The command may have left its group (setsid); reach it too. */
+	kill(r->pid, sig);
+}
+
+static void
+stream_close(struct stream *s)
+{
+	if (s->rfd == -1)
+		return;
+	ev_io_stop(loop, &s->rio);
+	ev_io_stop(loop, &s->wio);
+	close(s->rfd);
+	s->rfd = -1;
+	s->len = s->off = 0;
+}
+
+static void
+check_done(struct run *r)
+{
+	if (r->phase == DRAIN && r->s[0].rfd == -1 && r->s[1].rfd == -1)
+		ev_break(loop, EVBREAK_ONE);
+}
+
+/* Write what is pending; 1 when all of it went, 0 when the reader is
+ * slow (the write watcher is armed), -1 when the reader is gone. */
+static int
+stream_flush(struct stream *s)
+{
+	ssize_t n;
+
+	while (s->off < s->len) {
+		n = write(s->wfd, s->buf + s->off, s->len - s->off);
+		if (n >= 0) {
+			s->off += (size_t)n;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN) {
+			ev_io_stop(loop, &s->rio);
+			ev_io_start(loop, &s->wio);
+			return 0;
+		}
+		return -1;
+	}
+	s->off = s->len = 0;
+	return 1;
+}
+
+/* Copy up to a few chunks from the child's pipe, then yield to the loop
+ * so timers and signals are never starved by a chatty command. */
+static void
+stream_pump(struct stream *s)
+{
+	struct run *r = s->run;
+	ssize_t n;
+	int i, f;
+
+	for (i = 0; i < 4; i++) {
+		if ((f = stream_flush(s)) == 0)
+			return;
+		if (f == -1) {
+			/* Downstream closed (EPIPE): stop copying and close
+			 * our end, so the command sees EPIPE/SIGPIPE as it
+			 * would have without cbexec in between. */
+			stream_close(s);
+			break;
+		}
+		n = read(s->rfd, s->buf, CHUNK);
+		if (n > 0) {
+			ring_push(s->ring, s->buf, (size_t)n);
+			if (s->scanner != NULL)
+				status_scanner_feed(s->scanner, s->buf,
+				    (size_t)n);
+			s->len = (size_t)n;
+			s->off = 0;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN && r->phase != DRAIN)
+			return;
+		/* EOF, an error, or nothing more while draining. */
+		stream_close(s);
+		break;
+	}
+	if (s->rfd != -1 && r->phase == DRAIN)
+		ev_feed_event(loop, &s->rio, EV_READ);
+	check_done(r);
+}
+
+static void
+on_read(struct ev_loop *l, ev_io *w, int revents)
+{
+	stream_pump(w->data);
+}
+
+static void
+on_writable(struct ev_loop *l, ev_io *w, int revents)
+{
+	struct stream *s = w->data;
+
+	ev_io_stop(loop, &s->wio);
+	ev_io_start(loop, &s->rio);
+	stream_pump(s);
+}
+
+static void
+start_drain(struct run *r)
+{
+	int i;
+
+	r->phase = DRAIN;
+	ev_timer_stop(loop, &r->t_poll);
+	ev_timer_stop(loop, &r->t_kill);
+	ev_timer_stop(loop, &r->t_timeout);
+	for (i = 0; i < 2; i++)
+		if (r->s[i].rfd != -1)
+			ev_feed_event(loop, &r->s[i].rio, EV_READ);
+	check_done(r);
+}
+
+static void
+check_leftovers(struct run *r)
+{
+	if (!spawn_leftovers(r->pid)) {
+		start_drain(r);
+		return;
+	}
+	if (r->cleanup_kill)
+		spawn_kill_leftovers(r->pid, SIGKILL);
+	if (!ev_is_active(&r->t_poll))
+		ev_timer_again(loop, &r->t_poll);
+}
+
+static void
+begin_cleanup(struct run *r)
+{
+	r->phase = CLEANUP;
+	if (!spawn_leftovers(r->pid)) {
+		start_drain(r);
+		return;
+	}
+	spawn_kill_leftovers(r->pid, SIGTERM);
+	ev_timer_stop(loop, &r->t_kill);
+	if (r->cfg->kill_after > 0) {
+		ev_timer_set(&r->t_kill, r->cfg->kill_after, 0);
+		ev_timer_start(loop, &r->t_kill);
+	} else
+		r->cleanup_kill = 1;
+	check_leftovers(r);
+}
+
+static void
+on_child(struct ev_loop *l, ev_child *w, int revents)
+{
+	struct run *r = w->data;
+	sigset_t ttou, old;
+
+	ev_child_stop(loop, w);
+	r->reaped = 1;
+	r->res->duration = sup_now() - r->start;
+	if (WIFEXITED(w->rstatus))
+		r->res->exit_code = WEXITSTATUS(w->rstatus);
+	else if (WIFSIGNALED(w->rstatus))
+		r->res->signo = WTERMSIG(w->rstatus);
+	if (r->fg_tty) {
+		/* We are a background group now: tcsetpgrp would stop us
+		 * with SIGTTOU unless it is blocked. */
+		sigemptyset(&ttou);
+		sigaddset(&ttou, SIGTTOU);
+		sigprocmask(SIG_BLOCK, &ttou, &old);
+		tcsetpgrp(STDIN_FILENO, getpgrp());
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+	ev_timer_stop(loop, &r->t_timeout);
+	if (r->cfg->keep_orphans)
+		start_drain(r);
+	else
+		begin_cleanup(r);
+}
+
+static void
+on_any_child(struct ev_loop *l, ev_child *w, int revents)
+{
+	struct run *r = w->data;
+
+	if (r->phase == CLEANUP)
+		check_leftovers(r);
+}
+
+static void
+on_poll(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct run *r = w->data;
+
+	if (r->phase == CLEANUP)
+		check_leftovers(r);
+	else
+		ev_timer_stop(loop, w);
+}
+
+static void
+on_kill(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct run *r = w->data;
+
+	if (r->phase == RUNNING)
+		group_kill(r, SIGKILL);
+	else if (r->phase == CLEANUP) {
+		r->cleanup_kill = 1;
+		check_leftovers(r);
+	}
+}
+
+/* Stop the command: the signal now, SIGKILL after --kill-after. */
+static void
+stop_command(struct run *r, int sig)
+{
+	if (r->phase != RUNNING) {
+		if (r->phase == CLEANUP) {
+			r->cleanup_kill = 1;
+			check_leftovers(r);
+		}
+		return;
+	}
+	group_kill(r, sig);
+	if (ev_is_active(&r->t_kill))
+		return;
+	if (r->cfg->kill_after > 0) {
+		ev_timer_set(&r->t_kill, r->cfg->kill_after, 0);
+		ev_timer_start(loop, &r->t_kill);
+	} else if (sig == 0)
+		/* No signal and no grace: nothing else would end it. */
+		group_kill(r, SIGKILL);
+}
+
+static void
+on_timeout(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct run *r = w->data;
+
+	r->res->timed_out = 1;
+	stop_command(r, r->cfg->signal);
+}
+
+static void
+on_budget(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct run *r = w->data;
+
+	r->res->timed_out = 1;
+	r->res->budget_expired = 1;
+	if (r->phase == DRAIN) {
+		stream_close(&r->s[0]);
+		stream_close(&r->s[1]);
+		check_done(r);
+		return;
+	}
+	stop_command(r, r->cfg->signal);
+}
+
+static void
+on_signal(struct ev_loop *l, ev_signal *w, int revents)
+{
+	int sig = w->signum;
+	size_t i;
+
+	for (i = 0; i < sizeof(pass_sigs) / sizeof(pass_sigs[0]); i++) {
+		if (sig == pass_sigs[i]) {
+			if (cur != NULL && cur->phase == RUNNING)
+				kill(-cur->pid, sig);
+			return;
+		}
+	}
+	if (cur == NULL) {
+		aborted = sig;
+		ev_break(loop, EVBREAK_ONE);
+		return;
+	}
+	if (aborted != 0 && (sig == SIGINT || sig == SIGTERM)) {
+		/* A second interrupt: no more grace. */
+		if (cur->phase == RUNNING)
+			group_kill(cur, SIGKILL);
+		else {
+			cur->cleanup_kill = 1;
+			if (cur->phase == CLEANUP)
+				check_leftovers(cur);
+		}
+		return;
+	}
+	aborted = sig;
+	stop_command(cur, sig);
+}
+
+/* A non-blocking writer of our own for a pipe on fd, else fd itself. */
+static void
+setup_output(int i)
+{
+	char path[32];
+	struct stat st;
+	int fd;
+
+	if (fstat(i + 1, &st) == -1 || !S_ISFIFO(st.st_mode))
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", i + 1);
+	if ((fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) == -1)
+		return;
+	out_fd[i] = fd;
+	out_nonblock[i] = 1;
+}
+
+int
+sup_init(void)
+{
+	int sigs[16], n = 0;
+	struct sigaction sa;
+	size_t i;
+
+	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		sigs[n++] = stop_sigs[i];
+	for (i = 0; i < sizeof(pass_sigs) / sizeof(pass_sigs[0]); i++)
+		sigs[n++] = pass_sigs[i];
+	sigs[n++] = SIGPIPE;
+	sigs[n++] = SIGCHLD;
+	sigs[n++] = SIGTTOU;
+	if (spawn_init(sigs, n) == -1)
+		return -1;
+	if ((loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	/* EPIPE instead of death when our reader goes away. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
+	for (i = 0; i < 4 + 5; i++) {
+		int sig = i < 4 ? stop_sigs[i] : pass_sigs[i - 4];
+
+		ev_signal_init(&sigw[i], on_signal, sig);
+		ev_signal_start(loop, &sigw[i]);
+		/* The signal watchers alone must not keep ev_run alive. */
+		ev_unref(loop);
+	}
+	setup_output(0);
+	setup_output(1);
+	return 0;
+}
+
+static int
+stream_init(struct stream *s, struct run *r, int rfd, int idx,
+    struct ring *ring, struct status_scanner *sc)
+{
+	s->rfd = rfd;
+	s->wfd = out_fd[idx];
+	s->nonblock = out_nonblock[idx];
+	s->ring = ring;
+	s->scanner = sc;
+	s->run = r;
+	s->off = s->len = 0;
+	if ((s->buf = malloc(CHUNK)) == NULL)
+		return -1;
+	ev_io_init(&s->rio, on_read, rfd < 0 ? 0 : rfd, EV_READ);
+	ev_io_init(&s->wio, on_writable, s->wfd, EV_WRITE);
+	s->rio.data = s->wio.data = s;
+	return 0;
+}
+
+void
+sup_result_free(struct sup_result *res)
+{
+	ring_free(&res->out);
+	ring_free(&res->err);
+}
+
+int
+sup_run(const struct sup_cfg *cfg, struct sup_result *res)
+{
+	struct run r;
+	int op[2] = { -1, -1 }, ep[2] = { -1, -1 }, i, e;
+
+	memset(res, 0, sizeof(*res));
+	memset(&r, 0, sizeof(r));
+	res->exit_code = -1;
+	if (ring_init(&res->out, cfg->capture_stdout ? cfg->capture_bytes :
+	    0) == -1 || ring_init(&res->err, cfg->capture_bytes) == -1)
+		goto fail;
+	r.cfg = cfg;
+	r.res = res;
+	r.phase = RUNNING;
+	r.s[0].rfd = r.s[1].rfd = -1;
+	if ((cfg->capture_stdout && pipe2(op, O_CLOEXEC) == -1) ||
+	    pipe2(ep, O_CLOEXEC) == -1)
+		goto fail;
+	for (i = 0; i < 2; i++) {
+		int fd = i == 0 ? op[0] : ep[0];
+
+		if (fd != -1)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	}
+	if (stream_init(&r.s[0], &r, op[0], 0, &res->out, cfg->scanner) ==
+	    -1 || stream_init(&r.s[1], &r, ep[0], 1, &res->err, NULL) == -1)
+		goto fail;
+	/* Give the command the terminal only when we hold it ourselves. */
+	r.fg_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+
+	r.start = sup_now();
+	if (spawn_child(cfg->argv, cfg->envp, r.fg_tty, op[1], ep[1], &r.pid,
+	    &res->exec_errno) == -1)
+		goto fail;
+	if (op[1] != -1)
+		close(op[1]);
+	close(ep[1]);
+	op[1] = ep[1] = -1;
+	if (res->exec_errno != 0) {
+		for (i = 0; i < 2; i++)
+			if (r.s[i].rfd != -1)
+				close(r.s[i].rfd);
+		free(r.s[0].buf);
+		free(r.s[1].buf);
+		res->duration = sup_now() - r.start;
+		return 0;
+	}
+
+	cur = &r;
+	/* The loop's clock may be stale after time spent outside it
+	 * (progress probes, state writes): timers are relative to it. */
+	ev_now_update(loop);
+	ev_child_init(&r.cw, on_child, r.pid, 0);
+	ev_child_init(&r.anyw, on_any_child, 0, 0);
+	r.cw.data = r.anyw.data = &r;
+	ev_child_start(loop, &r.cw);
+	ev_child_start(loop, &r.anyw);
+	ev_init(&r.t_timeout, on_timeout);
+	ev_init(&r.t_budget, on_budget);
+	ev_init(&r.t_kill, on_kill);
+	ev_init(&r.t_poll, on_poll);
+	r.t_timeout.data = r.t_budget.data = r.t_kill.data = r.t_poll.data =
+	    &r;
+	r.t_poll.repeat = 0.01;
+	if (cfg->timeout > 0) {
+		ev_timer_set(&r.t_timeout, cfg->timeout, 0);
+		ev_timer_start(loop, &r.t_timeout);
+	}
+	if (cfg->deadline > 0) {
+		double left = cfg->deadline - sup_now();
+
+		ev_timer_set(&r.t_budget, left > 0 ? left : 0, 0);
+		ev_timer_start(loop, &r.t_budget);
+	}
+	for (i = 0; i < 2; i++)
+		if (r.s[i].rfd != -1)
+			ev_io_start(loop, &r.s[i].rio);
+	/* An operator signal that came before the fork still counts. */
+	if (aborted != 0)
+		stop_command(&r, aborted);
+
+	ev_run(loop, 0);
+
+	cur = NULL;
+	ev_child_stop(loop, &r.cw);
+	ev_child_stop(loop, &r.anyw);
+	ev_timer_stop(loop, &r.t_timeout);
+	ev_timer_stop(loop, &r.t_budget);
+	ev_timer_stop(loop, &r.t_kill);
+	ev_timer_stop(loop, &r.t_poll);
+	for (i = 0; i < 2; i++) {
+		stream_close(&r.s[i]);
+		free(r.s[i].buf);
+	}
+	if (!r.reaped)
+		res->duration = sup_now() - r.start;
+	return 0;
+fail:
+	e = errno;
+	for (i = 0; i < 2; i++) {
+		if (op[i] != -1)
+			close(op[i]);
+		if (ep[i] != -1)
+			close(ep[i]);
+	}
+	free(r.s[0].buf);
+	free(r.s[1].buf);
+	sup_result_free(res);
+	errno = e;
+	return -1;
+}
+
+static void
+on_sleep(struct ev_loop *l, ev_timer *w, int revents)
+{
+	ev_break(loop, EVBREAK_ONE);
+}
+
+int
+sup_sleep(double seconds, double deadline)
+{
+	double left = seconds;
+	int budget = 0;
+
+	if (aborted)
+		return 2;
+	if (deadline > 0 && deadline - sup_now() <= left) {
+		left = deadline - sup_now();
+		budget = 1;
+	}
+	if (left > 0) {
+		ev_now_update(loop);
+		ev_timer_init(&sleep_timer, on_sleep, left, 0);
+		ev_timer_start(loop, &sleep_timer);
+		ev_run(loop, 0);
+		ev_timer_stop(loop, &sleep_timer);
+	}
+	if (aborted)
+		return 2;
+	return budget;
+}

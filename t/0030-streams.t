@@ -1,0 +1,55 @@
+#!/bin/sh
+# stdout/stderr pass through byte-exact, EPIPE reaches the child, and
+# leftovers of a run never hang cbexec or outlive it.
+. "$(dirname "$0")/lib.sh"
+_k=0
+# Each call gets a fresh circuit, so earlier failures never trip this one.
+C() { _k=$((_k + 1)); ST="st$_k.json"; "$CBEXEC" -q --state "$ST" --progress exit --no-prompt "$@"; }
+
+head -c 5000000 /dev/urandom > blob
+C -- sh -c 'cat blob; cat blob >&2' > out 2> err; is "$?" 0 "5 MB each way: exit 0"
+cmp -s blob out; ok $? "stdout byte-exact"
+cmp -s blob err; ok $? "stderr byte-exact"
+C --no-capture-stdout -- cat blob > out2; cmp -s blob out2; ok $? "--no-capture-stdout byte-exact"
+
+# cbexec -- yes | head ends promptly; the child dies of SIGPIPE.
+start=$(date +%s%N)
+out=$(C -t 10 -- yes | head -c 10 | wc -c)
+el=$(( ($(date +%s%N) - start) / 1000000 ))
+is "$out" 10 "yes | head -c 10: 10 bytes"
+ok "$([ "$el" -lt 3000 ]; echo $?)" "yes | head ends promptly (${el}ms)"
+{ C -t 10 -- yes; echo $? > yrc; } | head -c 1 >/dev/null
+poll_until 5 test -s yrc
+is "$(cat yrc)" 141 "the child sees SIGPIPE: 128+13"
+
+# A setsid daemon holding stdout: cbexec returns at once, daemon gone.
+start=$(date +%s%N)
+out=$(C -t 10 -- sh -c 'setsid sh -c "echo \$\$ > daemon.pid; exec sleep 30" & sleep 0.1; echo done')
+rc=$?
+el=$(( ($(date +%s%N) - start) / 1000000 ))
+is "$rc" 0 "daemon holding stdout: exit 0"
+is "$out" "done" "daemon holding stdout: output kept"
+ok "$([ "$el" -lt 3000 ]; echo $?)" "daemon holding stdout: no hang (${el}ms)"
+pid=$(cat daemon.pid)
+poll_until 3 dead "$pid"; ok $? "daemon is gone"
+
+# A double-forked TERM-ignoring grandchild is killed after --kill-after.
+C -k 0.2 -- sh -c '(trap "" TERM; setsid sh -c "trap \"\" TERM; echo \$\$ > gc.pid; while :; do sleep 0.05; done" &) ; sleep 0.1'
+pid=$(cat gc.pid)
+poll_until 3 dead "$pid"; ok $? "TERM-ignoring orphan SIGKILLed"
+
+# --keep-orphans leaves it and still does not hang.
+start=$(date +%s%N)
+C --keep-orphans -- sh -c 'setsid sh -c "echo \$\$ > keep.pid; exec sleep 30" & sleep 0.1' > /dev/null
+el=$(( ($(date +%s%N) - start) / 1000000 ))
+ok "$([ "$el" -lt 3000 ]; echo $?)" "--keep-orphans: no hang (${el}ms)"
+pid=$(cat keep.pid)
+alive "$pid"; ok $? "--keep-orphans: the orphan lives"
+kill "$pid" 2>/dev/null
+
+# Output arrives as it is written, not at the end.
+"$CBEXEC" -q --state live.json -t 5 -- sh -c 'echo first; sleep 3' > live &
+bg=$!
+poll_until 2 grep -q first live; ok $? "stdout is copied as it arrives"
+kill -TERM "$bg"; wait "$bg"
+done_testing
