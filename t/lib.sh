@@ -61,3 +61,7 @@ jget() {
 		    : ref $v ? JSON::PP->new->canonical->encode($v) : $v;
 	' "$2" < "$1"
 }
+# jcompact FILE: the JSON in FILE on one line, keys sorted.
+jcompact() {
+	perl -MJSON::PP -0777 -e 'print JSON::PP->new->canonical->encode(decode_json(<STDIN>)), "\n"' < "$1"
+}
