@@ -6,10 +6,20 @@
  * rule 6.  Each appends what it did to the bounded history and reports the
  * transitions in a struct cb_result so the caller can log and alert; none
  * reads the clock, touches a file or prints.
+ *
+ * breaker_record() first moves the counters (rules 1 and 2) and logs the
+ * run, then decides at most one path: a fatal run opens the circuit at once;
+ * a cooldown trial (trials_left > 0) closes or re-opens it and nothing else;
+ * otherwise progress closes a HALF_OPEN circuit, rule 3 warns and rule 4
+ * trips.  A no-progress trip from CLOSED always passes through HALF_OPEN so
+ * both steps are logged.  Allocation failures lose a string, never a
+ * transition: an OPEN circuit with a NULL reason beats a CLOSED one.
  */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <cJSON.h>
 
@@ -22,6 +32,10 @@ static const char *const outcome_names[] = {
 };
 static const char *const event_names[] = {
 	"state_change", "progress", "error", "reset", "skip"
+};
+/* classify.c owns class_name(); a copy keeps this module free-standing. */
+static const char *const class_names[] = {
+	"success", "recoverable", "transient", "timeout", "fatal"
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -175,4 +189,446 @@ breaker_add_event(struct cb_state *s, int max, const struct cb_event *e)
 	}
 	s->history = h;
 	s->history[s->n_history++] = copy;
+}
+
+/* Copy src into dst[n], cut at a character boundary so it stays UTF-8. */
+static void
+copy_utf8(char *dst, size_t n, const char *src)
+{
+	size_t len = src != NULL ? strlen(src) : 0;
+
+	if (len >= n) {
+		len = n - 1;
+		while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+			len--;
+	}
+	if (len > 0)
+		memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+/* A malloc'd formatted string, or NULL on ENOMEM. */
+#ifdef __GNUC__
+__attribute__((format(printf, 1, 2)))
+#endif
+static char *
+fmt(const char *f, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(NULL, 0, f, ap);
+	va_end(ap);
+	if (n < 0 || (p = malloc((size_t)n + 1)) == NULL)
+		return NULL;
+	va_start(ap, f);
+	vsnprintf(p, (size_t)n + 1, f, ap);
+	va_end(ap);
+	return p;
+}
+
+static void
+set_str(char **dst, const char *src)
+{
+	char *p = dup_or_null(src);
+
+	free(*dst);
+	*dst = p;
+}
+
+/* Seconds without trailing zeros: 600, 1.5, 0.25. */
+static void
+fmt_secs(char *buf, size_t n, double v)
+{
+	size_t len;
+
+	snprintf(buf, n, "%.3f", v);
+	len = strlen(buf);
+	while (len > 0 && buf[len - 1] == '0')
+		buf[--len] = '\0';
+	if (len > 0 && buf[len - 1] == '.')
+		buf[--len] = '\0';
+}
+
+/* A threshold of 0 is disabled; the CLI only lets 1 and up through. */
+static int
+reached(int count, int threshold)
+{
+	return threshold > 0 && count >= threshold;
+}
+
+static void
+event_init(struct cb_event *e, const struct cb_state *s,
+    enum cb_event_kind kind, double now, const char *reason, const char *user)
+{
+	memset(e, 0, sizeof(*e));
+	e->ts = now;
+	e->iteration = s->iteration;
+	e->kind = kind;
+	e->from = e->to = -1;
+	e->progress = -1;
+	e->exit_code = -1;
+	/* breaker_add_event() copies both; nothing writes through them. */
+	e->reason = (char *)(uintptr_t)reason;
+	e->user = (char *)(uintptr_t)user;
+}
+
+static void
+add_transition(struct cb_result *res, enum cb_circuit from,
+    enum cb_circuit to, const char *reason)
+{
+	struct cb_transition *t;
+
+	if (res->n >= (int)NELEM(res->t))
+		return;
+	t = &res->t[res->n++];
+	t->from = from;
+	t->to = to;
+	copy_utf8(t->reason, sizeof(t->reason), reason);
+}
+
+/* Move to state to, reporting it in res and in the history. */
+static void
+transition(struct cb_state *s, const struct cb_limits *l,
+    struct cb_result *res, enum cb_circuit to, const char *reason,
+    const char *user, double now)
+{
+	struct cb_event e;
+
+	add_transition(res, s->state, to, reason);
+	event_init(&e, s, EV_STATE_CHANGE, now, reason, user);
+	e.from = (int)s->state;
+	e.to = (int)to;
+	breaker_add_event(s, l->history_size, &e);
+	s->state = to;
+}
+
+static void
+open_circuit(struct cb_state *s, const struct cb_limits *l,
+    struct cb_result *res, const char *reason, double now)
+{
+	transition(s, l, res, CB_OPEN, reason, NULL, now);
+	s->opened_at = now;
+	set_str(&s->open_reason, reason);
+	s->total_opens++;
+	s->trials_left = 0;
+}
+
+/* Rule 3: the warning step.  Only ever taken from CLOSED. */
+static void
+half_open(struct cb_state *s, const struct cb_limits *l,
+    struct cb_result *res, double now)
+{
+	char *why = fmt("No progress detected for %d iterations",
+	    s->no_progress_count);
+
+	transition(s, l, res, CB_HALF_OPEN, why, NULL, now);
+	free(why);
+}
+
+/* Rules 1 and 2: the counters, last_error and errors_total. */
+static void
+count_run(struct cb_state *s, const struct cb_run *run)
+{
+	int transient = run->cls == CB_CLASS_TRANSIENT;
+	const char *task = run->task;
+
+	if ((unsigned)run->cls < CB_CLASS_COUNT)
+		s->errors_total[run->cls]++;
+	if (run->progress) {
+		s->no_progress_count = 0;
+		s->last_progress_iteration = s->iteration;
+	} else if (!transient) {
+		s->no_progress_count++;
+	}
+
+	if (run->cls == CB_CLASS_SUCCESS) {
+		s->consecutive_errors = 0;
+		s->same_error_count = 0;
+		s->same_task_failures = 0;
+		set_str(&s->last_error_hash, NULL);
+		set_str(&s->last_failed_task, NULL);
+		return;
+	}
+	s->consecutive_errors++;
+	if (!transient) {
+		/* A missing fingerprint proves nothing, so it never matches. */
+		if (run->hash != NULL && *run->hash != '\0' &&
+		    s->last_error_hash != NULL &&
+		    strcmp(s->last_error_hash, run->hash) == 0) {
+			s->same_error_count++;
+		} else {
+			s->same_error_count = 1;
+			set_str(&s->last_error_hash,
+			    run->hash != NULL && *run->hash != '\0' ?
+			    run->hash : NULL);
+		}
+		if (task != NULL && *task != '\0') {
+			if (s->last_failed_task != NULL &&
+			    strcmp(s->last_failed_task, task) == 0) {
+				s->same_task_failures++;
+			} else {
+				s->same_task_failures = 1;
+				set_str(&s->last_failed_task, task);
+			}
+		}
+	}
+	copy_utf8(s->last_error.cls, sizeof(s->last_error.cls),
+	    (unsigned)run->cls < CB_CLASS_COUNT ? class_names[run->cls] : "");
+	copy_utf8(s->last_error.type, sizeof(s->last_error.type), run->type);
+	set_str(&s->last_error.message, run->message);
+	s->last_error.exit_code = run->exit_code;
+}
+
+static void
+log_run(struct cb_state *s, const struct cb_limits *l,
+    const struct cb_run *run, double now)
+{
+	struct cb_event e;
+
+	if (run->cls != CB_CLASS_SUCCESS) {
+		event_init(&e, s, EV_ERROR, now, run->message, NULL);
+		copy_utf8(e.cls, sizeof(e.cls),
+		    (unsigned)run->cls < CB_CLASS_COUNT ?
+		    class_names[run->cls] : "");
+		copy_utf8(e.type, sizeof(e.type), run->type);
+	} else {
+		event_init(&e, s, EV_PROGRESS, now,
+		    run->progress ? "progress" : "no progress", NULL);
+	}
+	e.progress = run->progress ? 1 : 0;
+	e.exit_code = run->exit_code;
+	breaker_add_event(s, l->history_size, &e);
+}
+
+/* The trial half of rule 5: a HALF_OPEN circuit that a cooldown opened. */
+static void
+trial(struct cb_state *s, const struct cb_limits *l,
+    const struct cb_run *run, double now, struct cb_result *res)
+{
+	double base, cap;
+
+	if (run->progress || run->cls == CB_CLASS_SUCCESS) {
+		s->trials_left = 0;
+		s->cooldown = 0;
+		transition(s, l, res, CB_CLOSED, "Trial run succeeded", NULL,
+		    now);
+		return;
+	}
+	if (--s->trials_left > 0)
+		return;
+	/* Each failed trial doubles the wait, up to an hour (or the
+	 * configured cooldown when that is longer). */
+	base = s->cooldown > 0 ? s->cooldown : l->cooldown;
+	cap = l->cooldown > 3600 ? l->cooldown : 3600;
+	s->cooldown = 2 * base < cap ? 2 * base : cap;
+	open_circuit(s, l, res, "Trial run failed", now);
+	res->outcome = OUT_OPEN;
+}
+
+/* Rule 4.  STUCK outranks OPEN; a no-progress trip warns first. */
+static void
+check_trip(struct cb_state *s, const struct cb_limits *l, double now,
+    struct cb_result *res)
+{
+	enum cb_outcome out = OUT_STUCK;
+	const char *msg;
+	char *why;
+
+	if (reached(s->same_error_count, l->same_error)) {
+		msg = s->last_error.message != NULL ?
+		    s->last_error.message : s->last_error.type;
+		why = fmt("Same error %d times: %s", s->same_error_count, msg);
+	} else if (s->last_failed_task != NULL &&
+	    reached(s->same_task_failures, l->max_retries)) {
+		why = fmt("Task %s failed %d times in a row",
+		    s->last_failed_task, s->same_task_failures);
+	} else if (reached(s->no_progress_count, l->no_progress)) {
+		out = OUT_OPEN;
+		if (s->state == CB_CLOSED && l->half_open_after > 0)
+			half_open(s, l, res, now);
+		why = fmt("No progress for %d iterations",
+		    s->no_progress_count);
+	} else if (reached(s->consecutive_errors, l->max_consecutive_errors)) {
+		out = OUT_OPEN;
+		why = fmt("%d consecutive errors", s->consecutive_errors);
+	} else {
+		return;
+	}
+	open_circuit(s, l, res, why, now);
+	res->outcome = out;
+	free(why);
+}
+
+int
+breaker_admit(struct cb_state *s, const struct cb_limits *l, double now,
+    struct cb_result *res)
+{
+	double cooldown = s->cooldown > 0 ? s->cooldown : l->cooldown;
+	char secs[64], *why;
+
+	res->n = 0;
+	res->outcome = OUT_OK;
+	if (s->state != CB_OPEN)
+		return 1;
+	/* A configured cooldown of 0 means only an operator closes it, even
+	 * when an earlier, doubled cooldown is still on file. */
+	if (s->tripped || l->cooldown <= 0 || s->opened_at < 0 ||
+	    now - s->opened_at < cooldown)
+		return 0;
+	fmt_secs(secs, sizeof(secs), cooldown);
+	why = fmt("Cooldown of %ss passed", secs);
+	transition(s, l, res, CB_HALF_OPEN, why, NULL, now);
+	free(why);
+	s->trials_left = l->half_open_trials > 0 ? l->half_open_trials : 1;
+	s->updated_at = now;
+	return 1;
+}
+
+void
+breaker_record(struct cb_state *s, const struct cb_limits *l,
+    const struct cb_run *run, double now, struct cb_result *res)
+{
+	char *why;
+
+	res->n = 0;
+	res->outcome = OUT_OK;
+	s->iteration++;
+	s->updated_at = now;
+	/* An ignored exit neither counts nor spends a trial; the history
+	 * still shows that it ran. */
+	if (run->ignored) {
+		struct cb_event e;
+
+		memset(&e, 0, sizeof(e));
+		e.ts = now;
+		e.iteration = s->iteration;
+		e.kind = EV_PROGRESS;
+		e.from = e.to = -1;
+		e.progress = -1;
+		e.exit_code = run->exit_code;
+		e.reason = (char *)"ignored exit code";
+		breaker_add_event(s, l->history_size, &e);
+		return;
+	}
+	count_run(s, run);
+	log_run(s, l, run, now);
+
+	if (run->cls == CB_CLASS_FATAL) {
+		if (s->state != CB_OPEN) {
+			why = fmt("fatal: %s", run->type != NULL &&
+			    *run->type != '\0' ? run->type : "unknown");
+			open_circuit(s, l, res, why, now);
+			free(why);
+		}
+		res->outcome = OUT_ABORT;
+		return;
+	}
+	/* Only a caller that skipped breaker_admit() gets here. */
+	if (s->state == CB_OPEN)
+		return;
+	if (s->state == CB_HALF_OPEN && s->trials_left > 0) {
+		trial(s, l, run, now, res);
+		return;
+	}
+	if (s->state == CB_HALF_OPEN && run->progress)
+		transition(s, l, res, CB_CLOSED, "Progress detected", NULL, now);
+	if (s->state == CB_CLOSED &&
+	    reached(s->no_progress_count, l->half_open_after))
+		half_open(s, l, res, now);
+	check_trip(s, l, now, res);
+}
+
+void
+breaker_reset(struct cb_state *s, const struct cb_limits *l,
+    const char *reason, const char *user, double now, struct cb_result *res)
+{
+	struct cb_event e;
+
+	if (reason == NULL || *reason == '\0')
+		reason = "reset by operator";
+	res->n = 0;
+	res->outcome = OUT_OK;
+	event_init(&e, s, EV_RESET, now, reason, user);
+	if (s->state != CB_CLOSED) {
+		add_transition(res, s->state, CB_CLOSED, reason);
+		e.from = (int)s->state;
+		e.to = CB_CLOSED;
+	}
+	breaker_add_event(s, l->history_size, &e);
+
+	s->state = CB_CLOSED;
+	s->no_progress_count = 0;
+	s->same_error_count = 0;
+	s->consecutive_errors = 0;
+	s->same_task_failures = 0;
+	set_str(&s->last_failed_task, NULL);
+	set_str(&s->last_error_hash, NULL);
+	s->opened_at = -1;
+	set_str(&s->open_reason, NULL);
+	s->tripped = 0;
+	s->trials_left = 0;
+	s->cooldown = 0;
+	s->outcome = OUT_OK;
+	s->updated_at = now;
+}
+
+void
+breaker_trip(struct cb_state *s, const struct cb_limits *l,
+    const char *reason, const char *user, double now, struct cb_result *res)
+{
+	struct cb_event e;
+	char *why = NULL;
+	const char *r = "tripped by operator";
+
+	res->n = 0;
+	res->outcome = OUT_OPEN;
+	if (reason != NULL && *reason != '\0' &&
+	    (why = fmt("%s: %s", r, reason)) != NULL)
+		r = why;
+	if (s->state != CB_OPEN) {
+		transition(s, l, res, CB_OPEN, r, user, now);
+		s->opened_at = now;
+		s->total_opens++;
+	} else {
+		/* Already open: no new opening, but the operator's act and
+		 * reason still belong in the history. */
+		event_init(&e, s, EV_STATE_CHANGE, now, r, user);
+		e.from = e.to = CB_OPEN;
+		breaker_add_event(s, l->history_size, &e);
+	}
+	set_str(&s->open_reason, r);
+	s->tripped = 1;
+	s->trials_left = 0;
+	s->updated_at = now;
+	free(why);
+}
+
+void
+breaker_skip(struct cb_state *s, const struct cb_limits *l,
+    const char *phase, const char *user, double now)
+{
+	struct cb_event e;
+	char **p, *why;
+	size_t i;
+
+	for (i = 0; phase != NULL && i < s->n_skipped; i++)
+		if (strcmp(s->skipped_phases[i], phase) == 0)
+			break;
+	if (phase != NULL && i == s->n_skipped) {
+		p = realloc(s->skipped_phases, (s->n_skipped + 1) * sizeof(*p));
+		if (p != NULL) {
+			s->skipped_phases = p;
+			if ((p[s->n_skipped] = strdup(phase)) != NULL)
+				s->n_skipped++;
+		}
+	}
+	why = phase != NULL ? fmt("skipped phase %s", phase) : NULL;
+	event_init(&e, s, EV_SKIP, now, why != NULL ? why : "skipped phase",
+	    user);
+	breaker_add_event(s, l->history_size, &e);
+	free(why);
+	s->updated_at = now;
 }

@@ -219,6 +219,27 @@ phase_baseline(struct inv *v, const char *key)
 	    key);
 }
 
+/* Whether every phase metric r reports already has a baseline. */
+static int
+has_baseline(const struct phase_def *p, const struct status_report *r,
+    const cJSON *base)
+{
+	static const char *const green[] = { "tests_passing", "tests_failing" };
+	double x;
+	size_t i;
+
+	for (i = 0; i < p->n_metrics; i++)
+		if (status_metric(r, p->metrics[i].key, &x) &&
+		    cJSON_GetObjectItemCaseSensitive(base,
+		    p->metrics[i].key) == NULL)
+			return 0;
+	for (i = 0; p->green_rule && i < 2; i++)
+		if (status_metric(r, green[i], &x) &&
+		    cJSON_GetObjectItemCaseSensitive(base, green[i]) == NULL)
+			return 0;
+	return 1;
+}
+
 /* "went up" for --progress-cmd without a phase: any metric above the
  * value it had after the previous run. */
 static int
@@ -268,7 +289,10 @@ judge_progress(struct inv *v, const struct prints *before,
 			const struct status_report *r =
 			    phase_judge(v->phase, st, base) != -1 ? st : cmd;
 
-			if (j == 1 || base == NULL)
+			/* A metric seen for the first time becomes the
+			 * baseline even without progress, or a "down" metric
+			 * could never show any. */
+			if (j == 1 || !has_baseline(v->phase, r, base))
 				phase_remember(v->s.last_progress_metric,
 				    v->phase, r);
 			return j;
@@ -446,7 +470,6 @@ one_run(struct inv *v, int *code, int *failed)
 	struct prints before, after;
 	struct cb_run run;
 	struct cb_result res;
-	struct cb_state snap;
 	struct run_report rr;
 	char sfile[4096], err[512];
 	const char *tmpdir = getenv("TMPDIR");
@@ -540,7 +563,6 @@ one_run(struct inv *v, int *code, int *failed)
 	if (r.exec_errno != 0)
 		run.exit_code = r.exec_errno == ENOENT ? 127 : 126;
 
-	state_snapshot(&v->s, &snap);
 	breaker_record(&v->s, &o->limits, &run, wall_now(), &res);
 	if (after.git[0] || after.files[0])
 		set_str(&v->s.last_fingerprint, after.git[0] ? after.git :
@@ -566,7 +588,8 @@ one_run(struct inv *v, int *code, int *failed)
 	rr.progress = progress;
 	rr.c = &c;
 	report_run(&v->rep, &rr);
-	report_result(v, &res, &snap);
+	/* The hook sees the counters that caused the transition. */
+	report_result(v, &res, &v->s);
 	if (v->rep.metrics_path != NULL &&
 	    report_metrics(&v->rep, &v->s, r.duration, err, sizeof(err)) == -1)
 		report_warn(&v->rep, "%s", err);
@@ -663,7 +686,6 @@ driver_run(struct options *o, const struct circuit *c)
 {
 	struct inv v;
 	struct cb_result res;
-	struct cb_state snap;
 	char err[512];
 	long runs = 0;
 	int lock, rc, ret = CB_EXIT_ERROR, code = 0, failed = 0;
@@ -711,13 +733,12 @@ driver_run(struct options *o, const struct circuit *c)
 			ret = CB_EXIT_TIMEOUT;
 			break;
 		}
-		state_snapshot(&v.s, &snap);
 		if (!breaker_admit(&v.s, &o->limits, wall_now(), &res)) {
 			ret = refuse(&v);
 			break;
 		}
 		if (res.n > 0) {
-			report_result(&v, &res, &snap);
+			report_result(&v, &res, &v.s);
 			if (save(&v) == -1)
 				break;
 		}

@@ -215,7 +215,8 @@ test_transitions(void)
 	is_str(out, "cbexec[nightly]: circuit CLOSED -> HALF_OPEN: WARNING: "
 	    "No progress detected for 2 iterations\n"
 	    "cbexec[nightly]: circuit HALF_OPEN -> OPEN: No progress for 3 "
-	    "iterations\n", "transition lines, WARNING for CLOSED -> HALF_OPEN");
+	    "iterations\n",
+	    "transition lines, WARNING for CLOSED -> HALF_OPEN");
 	free(out);
 
 	r.verbosity = -1;
@@ -562,7 +563,8 @@ test_metrics(void)
 	    "opens_total");
 	ok(strstr(text, "cbexec_last_run_seconds{circuit=\"night\\\"ly\"} "
 	    "2.500\n"), "last_run_seconds");
-	ok(strstr(text, "cbexec_no_progress_count{circuit=\"night\\\"ly\"} 3\n"),
+	ok(strstr(text,
+	    "cbexec_no_progress_count{circuit=\"night\\\"ly\"} 3\n"),
 	    "no_progress_count");
 	regcomp(&re, "^[a-zA-Z_:][a-zA-Z0-9_:]*(\\{[^}]*\\})? [0-9.eE+-]+$",
 	    REG_EXTENDED | REG_NOSUB);
@@ -624,13 +626,22 @@ read_pid(const char *path)
 	return pid;
 }
 
+/* Dead: no such process, or a zombie waiting for whoever reaps orphans. */
 static int
 gone(pid_t pid)
 {
-	int i;
+	char path[64], *stat, *paren;
+	int i, z;
 
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	for (i = 0; i < 100; i++) {
 		if (kill(pid, 0) == -1 && errno == ESRCH)
+			return 1;
+		stat = slurp(path);
+		paren = stat != NULL ? strrchr(stat, ')') : NULL;
+		z = paren != NULL && strncmp(paren, ") Z", 3) == 0;
+		free(stat);
+		if (z)
 			return 1;
 		usleep(20000);
 	}
@@ -882,8 +893,8 @@ test_history(void)
 	cJSON *j;
 
 	breaker_init(&s, "nightly");
-	add(&s, EV_PROGRESS, 1, -1, -1, NULL, "", "", 0, 1, NULL);
-	add(&s, EV_PROGRESS, 2, -1, -1, NULL, "", "", 0, 0, NULL);
+	add(&s, EV_PROGRESS, 1, -1, -1, "progress", "", "", 0, 1, NULL);
+	add(&s, EV_PROGRESS, 2, -1, -1, "no progress", "", "", 0, 0, NULL);
 	add(&s, EV_ERROR, 3, -1, -1, "x.c:1: error: boom", "recoverable",
 	    "build_error", 1, -1, NULL);
 	add(&s, EV_STATE_CHANGE, 3, CB_CLOSED, CB_HALF_OPEN,

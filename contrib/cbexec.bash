@@ -1,0 +1,223 @@
+# bash completion for cbexec(1)
+#
+# Installed as $(PREFIX)/share/bash-completion/completions/cbexec, or
+# sourced from ~/.bashrc:  . /path/to/contrib/cbexec.bash
+#
+# Completes cbexec's own options, phase names after --phase, signal names
+# after --signal, progress sources after --progress, circuit names (the
+# *.json files of the state directory) after --name and as the CIRCUIT of
+# --status, --reset-circuit, --history and --trip, files and directories
+# where an option wants them, and after `--` or the first non-option word
+# the command and its arguments as usual.
+
+_cbexec_long_opts='--state --name --chdir --follow-symlinks --status
+	--reset-circuit --history --trip --json --last --reason --help
+	--version --phase --timeout --kill-after --signal --budget --iterations
+	--loop --until-success --delay --task --backoff --config --no-prompt
+	--quiet --verbose --log --metrics --wait-lock --on-state-change
+	--ok-exit-codes --ignore-exit-codes --no-progress-threshold
+	--same-error-threshold --half-open-after --max-consecutive-errors
+	--max-retries --cooldown --half-open-trials --history-size --progress
+	--progress-cmd --watch --exclude --capture-bytes --no-capture-stdout
+	--keep-orphans --exit-codes'
+
+# Options that take a value in the next word (or after '=').
+_cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
+	--kill-after --signal --budget --iterations --delay --task --backoff
+	--config --log --metrics --on-state-change --ok-exit-codes
+	--ignore-exit-codes --no-progress-threshold --same-error-threshold
+	--half-open-after --max-consecutive-errors --max-retries --cooldown
+	--half-open-trials --history-size --progress --progress-cmd --watch
+	--exclude --capture-bytes --exit-codes'
+# Short options that take a value.
+_cbexec_arg_shorts='sNCptkTnc'
+
+_cbexec_phases='RED GREEN REFACTOR DOCUMENT'
+_cbexec_signals='TERM INT HUP QUIT KILL USR1 USR2 ALRM ABRT PIPE CONT STOP
+	TSTP TTIN TTOU WINCH XCPU XFSZ VTALRM PROF IO PWR SYS SEGV BUS FPE ILL
+	TRAP URG CHLD 0'
+_cbexec_sources='git files status cmd exit auto'
+
+# The circuit names: NAME for every NAME.json in the state directory.
+_cbexec_circuits()
+{
+	local dir=${CBEXEC_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/cbexec}
+	local f
+	for f in "$dir"/*.json; do
+		[[ -f $f ]] || continue
+		f=${f##*/}
+		printf '%s\n' "${f%.json}"
+	done
+}
+
+# Does the long option $1 take a value?  Unique prefixes count, as with
+# getopt_long.
+_cbexec_takes_arg()
+{
+	local o
+	for o in $_cbexec_arg_opts; do
+		[[ $o == "$1" ]] && return 0
+	done
+	return 1
+}
+
+_cbexec_files()	# _cbexec_files -f|-d CUR
+{
+	compopt -o filenames 2>/dev/null
+	mapfile -t COMPREPLY < <(compgen "$1" -- "$2")
+}
+
+_cbexec_commands()	# _cbexec_commands CUR: command names, once each
+{
+	mapfile -t COMPREPLY < <(compgen -c -- "$1" | sort -u)
+}
+
+# Complete the value CUR of option OPT.  Sets COMPREPLY; returns 1 when OPT
+# takes no value.
+_cbexec_value()	# _cbexec_value OPT CUR
+{
+	local opt=$1 cur=$2 pre=
+	# A cluster of short options (-lp): its last letter may want a value.
+	if [[ $opt == -[!-]* ]]; then
+		opt=${opt: -1}
+		[[ $_cbexec_arg_shorts == *"$opt"* ]] || return 1
+		opt=-$opt
+	fi
+	case $opt in
+	-p|--phase)
+		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_phases" -- "${cur^^}")
+		;;
+	--signal)
+		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_signals" -- "${cur^^}")
+		;;
+	--progress)
+		# A comma-separated list: complete its last element.
+		if [[ $cur == *,* ]]; then
+			pre=${cur%,*},
+			cur=${cur##*,}
+		fi
+		mapfile -t COMPREPLY < <(compgen -P "$pre" -W "$_cbexec_sources" -- "$cur")
+		compopt -o nospace 2>/dev/null
+		;;
+	-N|--name)
+		mapfile -t COMPREPLY < <(compgen -W "$(_cbexec_circuits)" -- "$cur")
+		;;
+	-s|--state|-c|--config|--log|--metrics)
+		_cbexec_files -f "$cur"
+		;;
+	-C|--chdir|--watch)
+		_cbexec_files -d "$cur"
+		;;
+	-?|--*)
+		_cbexec_takes_arg "$opt" || [[ $opt != --* ]] || return 1
+		COMPREPLY=()	# a duration, a number, free text
+		;;
+	*)
+		return 1
+		;;
+	esac
+	return 0
+}
+
+_cbexec()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} cword=$COMP_CWORD
+	local i w rest op=0 cmd=0 skip=0
+
+	# Walk the words before the cursor: find where COMMAND starts and
+	# whether this is an operator command (--status, ...).
+	for ((i = 1; i < cword; i++)); do
+		w=${COMP_WORDS[i]}
+		if ((skip)); then
+			skip=0
+			# "--opt = value": readline splits at '='.
+			[[ $w == = ]] && skip=1
+			continue
+		fi
+		case $w in
+		--)
+			cmd=$((i + 1))
+			break
+			;;
+		=)
+			skip=1
+			;;
+		--status|--reset-circuit|--history|--trip)
+			op=1
+			;;
+		--*=*)
+			;;
+		--*)
+			_cbexec_takes_arg "$w" && skip=1
+			;;
+		-?*)
+			# A cluster of short options; one that takes a value
+			# ends it, the value attached or in the next word.
+			rest=${w#-}
+			while [[ -n $rest ]]; do
+				if [[ $_cbexec_arg_shorts == *"${rest:0:1}"* ]]; then
+					[[ ${#rest} -eq 1 ]] && skip=1
+					break
+				fi
+				rest=${rest:1}
+			done
+			;;
+		*)
+			# The first non-option word: COMMAND, or the CIRCUIT
+			# of an operator command.
+			if ((!op)); then
+				cmd=$i
+				break
+			fi
+			;;
+		esac
+	done
+
+	COMPREPLY=()
+	if ((cmd > 0 && cmd <= cword)); then
+		if declare -F _command_offset >/dev/null; then
+			_command_offset "$cmd"
+		elif ((cword == cmd)); then
+			_cbexec_commands "$cur"
+		else
+			_cbexec_files -f "$cur"
+		fi
+		return 0
+	fi
+
+	# The value of an option: "--opt value", "--opt=value" split by
+	# readline into "--opt" "=" "value", or one word "--opt=value".
+	local prev=${COMP_WORDS[cword - 1]}
+	if [[ $cur == = ]]; then
+		_cbexec_value "$prev" "" && return 0
+	elif [[ $prev == = ]] && ((cword >= 2)); then
+		_cbexec_value "${COMP_WORDS[cword - 2]}" "$cur" && return 0
+	elif [[ $cur == --*=* ]]; then
+		local opt=${cur%%=*}
+		if _cbexec_value "$opt" "${cur#*=}"; then
+			COMPREPLY=("${COMPREPLY[@]/#/$opt=}")
+			return 0
+		fi
+	elif ((cword > 1)) && [[ $prev == -?* && $prev != --*=* ]]; then
+		_cbexec_value "$prev" "$cur" && return 0
+	fi
+
+	if [[ $cur == -* ]]; then
+		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_long_opts" -- "$cur")
+		return 0
+	fi
+	if ((op)); then
+		# CIRCUIT: a name, or a path with '/' or ending in .json.
+		if [[ $cur == */* || $cur == .* ]]; then
+			_cbexec_files -f "$cur"
+		else
+			mapfile -t COMPREPLY < <(compgen -W "$(_cbexec_circuits)" -- "$cur")
+		fi
+		return 0
+	fi
+	# Nothing typed yet: COMMAND.
+	_cbexec_commands "$cur"
+	return 0
+}
+
+complete -F _cbexec cbexec

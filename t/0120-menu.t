@@ -1,0 +1,49 @@
+#!/bin/sh
+# The menu when the circuit opens on a terminal (SPEC §5), driven through
+# a pseudo-terminal by script(1); without a terminal nothing is read.
+. "$(dirname "$0")/lib.sh"
+command -v script >/dev/null 2>&1 || { echo "1..0 # SKIP no script(1)"; exit 0; }
+
+# tty INPUT ARGS...: run cbexec on a pty fed INPUT; its exit status in rc.
+tty() {
+	input=$1; shift
+	# timeout: a menu that waits for input it never gets must fail, not hang.
+	printf "$input" | timeout 20 script -qec "$CBEXEC -q --progress exit --no-progress-threshold 1 --half-open-after 1 $*; echo \"rc=\$?\" > rc" /dev/null > screen 2>&1
+	rc=$(sed -n 's/^rc=//p' rc)
+}
+second='sh -c "[ \$CBEXEC_ITERATION -ge 2 ]"'
+
+tty 'r\n' --state r.json -n 2 -- "$second"
+is "$rc" 0 "Reset: the next run goes ahead and succeeds"
+like "$(cat screen)" '\[R\]eset and retry' "the menu is shown"
+like "$(jcompact r.json)" '"event":"reset"' "Reset recorded in history"
+is "$(jget r.json state)" CLOSED "Reset: CLOSED"
+
+tty 'x\nr\n' --state x.json -n 2 -- "$second"
+is "$rc" 0 "invalid input re-prompts"
+like "$(cat screen)" 'Please answer' "invalid input: says so"
+
+tty 's\n' --state s.json --phase GREEN -- false
+is "$rc" 0 "Skip: exit 0"
+is "$(jget s.json skipped_phases)" '["GREEN"]' "Skip records the phase"
+is "$(jget s.json outcome)" SKIP "Skip: outcome SKIP"
+
+tty 'a\n' --state a.json -- false
+is "$rc" 122 "Abort: 122"
+is "$(jget a.json state)" OPEN "Abort leaves it OPEN"
+
+tty '' --state eof.json -- false
+is "$rc" 122 "EOF means Abort: 122"
+
+tty 'm\nsplit the feature\n' --state m.json -n 2 -- 'sh -c "echo \"G=\$CBEXEC_GUIDANCE\" >> g; [ \$CBEXEC_ITERATION -ge 2 ]"'
+is "$rc" 0 "Modify: goes on"
+is "$(jget m.json guidance)" "split the feature" "Modify stores the guidance"
+is "$(tail -1 g)" "G=split the feature" "the next run sees CBEXEC_GUIDANCE"
+
+tty 'r\n' --state np.json --no-prompt -- false
+is "$rc" 120 "--no-prompt: no menu, 120"
+
+# Without a terminal nothing is read.
+echo r | "$CBEXEC" -q --state nt.json --progress exit --no-progress-threshold 1 --half-open-after 1 -- false 2>/dev/null
+is "$?" 120 "no terminal: 120 at once"
+done_testing
