@@ -658,8 +658,10 @@ walk_dir(struct walk *w, int dfd)
 	}
 	if (errno != 0)
 		goto out;
-	qsort_r(w->offs + obase, w->olen - obase, sizeof(size_t), cmp_names,
-	    w->names);
+	/* An empty directory has no offsets array yet (NULL). */
+	if (w->olen > obase)
+		qsort_r(w->offs + obase, w->olen - obase, sizeof(size_t),
+		    cmp_names, w->names);
 	for (i = obase; i < w->olen; i++) {
 		/* Re-read each time: a subdirectory may move the arena. */
 		name = w->names + w->offs[i];

@@ -390,7 +390,11 @@ test_ignored(void)
 	is_int(S.same_error_count, 1, "ignored: same_error unchanged");
 	is_int(S.errors_total[CB_CLASS_RECOVERABLE], 1,
 	    "ignored: errors_total unchanged");
-	is_int(S.n_history, before.n_history, "ignored: no history event");
+	is_int(S.n_history, before.n_history + 1, "ignored: one history event");
+	is_str(S.history[S.n_history - 1].reason, "ignored exit code",
+	    "ignored: the event says so");
+	is_int(S.history[S.n_history - 1].progress, -1,
+	    "ignored: neither progress nor no progress");
 	is_int(R.n, 0, "ignored: no transition");
 	is_int(R.outcome, OUT_OK, "ignored: outcome OK");
 	r.cls = CB_CLASS_FATAL;
