@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -383,6 +384,40 @@ capture_sink(void *ctx, const char *p, size_t n)
 	return 0;
 }
 
+/* A .git entry in the working directory or above it, not past a
+ * directory named in GIT_CEILING_DIRECTORIES. */
+static int
+has_dot_git(void)
+{
+	char dir[PATH_MAX], probe[PATH_MAX + 8], *slash;
+	const char *ceil = getenv("GIT_CEILING_DIRECTORIES");
+	struct stat st;
+	size_t n;
+
+	if (getcwd(dir, sizeof(dir)) == NULL)
+		return 1;	/* cannot tell: let git decide */
+	for (;;) {
+		snprintf(probe, sizeof(probe), "%s/.git", dir);
+		if (lstat(probe, &st) == 0)
+			return 1;
+		if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+			break;
+		*slash = '\0';
+		/* A ceiling stops the search above it. */
+		n = strlen(dir);
+		for (const char *c = ceil; c != NULL && *c != '\0';) {
+			const char *e = strchr(c, ':');
+			size_t cl = e != NULL ? (size_t)(e - c) : strlen(c);
+
+			if (cl == n && strncmp(c, dir, n) == 0)
+				return 0;
+			c = e != NULL ? e + 1 : NULL;
+		}
+	}
+	snprintf(probe, sizeof(probe), "/.git");
+	return lstat(probe, &st) == 0;
+}
+
 int
 progress_in_git(void)
 {
@@ -391,6 +426,10 @@ progress_in_git(void)
 	};
 	struct capture c = { "", 0 };
 
+	/* Asking git costs a fork and an exec on every invocation; look for
+	 * a .git first and ask only when one is there. */
+	if (getenv("GIT_DIR") == NULL && !has_dot_git())
+		return 0;
 	if (run_git(args, capture_sink, &c) != 0)
 		return 0;
 	return strcmp(c.b, "true\n") == 0 || strcmp(c.b, "true") == 0;

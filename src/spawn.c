@@ -81,7 +81,10 @@ spawn_child(char **argv, char **envp, int fg_tty, int out, int err,
 		return -1;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
-	p = fork();
+	/* vfork: no page tables copied for a parent that maps libcrypto;
+	 * the child only makes system calls with every signal blocked, then
+	 * execs or _exits, as posix_spawn does. */
+	p = vfork();
 	if (p == -1) {
 		e = errno;
 		sigprocmask(SIG_SETMASK, &old, NULL);
