@@ -38,6 +38,7 @@ struct inv {
 	unsigned sources;	/* PROG_* after resolving auto */
 	double deadline;	/* budget end, sup_now() clock; 0 none */
 	char *state_dir;	/* excluded from "files" */
+	int retry;		/* the operator chose Reset or Modify */
 };
 
 double
@@ -430,6 +431,7 @@ opened(struct inv *v, const struct status_report *st, int code)
 		report_event(&v->rep, "reset", choice == 'm' ?
 		    "reset with new guidance" : "reset from the menu");
 		report_result(v, &res, &before);
+		v->retry = 1;
 		return save(v) == -1 ? CB_EXIT_ERROR : -1;
 	default:
 		v->s.outcome = OUT_ABORT;
@@ -749,6 +751,12 @@ driver_run(struct options *o, const struct circuit *c)
 			break;
 		}
 		ret = code;
+		/* "Reset and retry": one more run, whatever -n said. */
+		if (v.retry) {
+			v.retry = 0;
+			runs--;
+			continue;
+		}
 		if (o->until_success && !failed)
 			break;
 		if (o->iterations > 0 && runs >= o->iterations)

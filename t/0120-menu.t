@@ -13,8 +13,8 @@ tty() {
 }
 second='sh -c "[ \$CBEXEC_ITERATION -ge 2 ]"'
 
-tty 'r\n' --state r.json -n 2 -- "$second"
-is "$rc" 0 "Reset: the next run goes ahead and succeeds"
+tty 'r\n' --state r.json -- "$second"
+is "$rc" 0 "Reset and retry: one more run, even with -n 1, and it succeeds"
 like "$(cat screen)" '\[R\]eset and retry' "the menu is shown"
 like "$(jcompact r.json)" '"event":"reset"' "Reset recorded in history"
 is "$(jget r.json state)" CLOSED "Reset: CLOSED"
@@ -35,7 +35,7 @@ is "$(jget a.json state)" OPEN "Abort leaves it OPEN"
 tty '' --state eof.json -- false
 is "$rc" 122 "EOF means Abort: 122"
 
-tty 'm\nsplit the feature\n' --state m.json -n 2 -- 'sh -c "echo \"G=\$CBEXEC_GUIDANCE\" >> g; [ \$CBEXEC_ITERATION -ge 2 ]"'
+tty 'm\nsplit the feature\n' --state m.json -- 'sh -c "echo \"G=\$CBEXEC_GUIDANCE\" >> g; [ \$CBEXEC_ITERATION -ge 2 ]"'
 is "$rc" 0 "Modify: goes on"
 is "$(jget m.json guidance)" "split the feature" "Modify stores the guidance"
 is "$(tail -1 g)" "G=split the feature" "the next run sees CBEXEC_GUIDANCE"
