@@ -1,9 +1,9 @@
 /*
- * The run loop of one invocation.  Under the circuit's lock: load the
- * state, then for each run ask the breaker for admission, fingerprint the
- * work tree, run COMMAND (supervise.c), read its status, judge progress,
- * classify the failure, let the breaker record it, save the state, report,
- * and decide whether to go on.  The exit status follows SPEC §2: the
+ * The loop of one invocation.  Under the circuit's lock: load the state,
+ * then before each run ask the breaker for admission, hand the run to
+ * run.c, and decide whether to go on: -n, --loop, --until-success, the
+ * budget, --delay and --backoff.  When the circuit opens, the OPEN block
+ * and, on a terminal, the menu.  The exit status follows SPEC §2: the
  * command's own, unless cbexec intervened.
  */
 #include <errno.h>
@@ -19,27 +19,11 @@
 
 #include <cJSON.h>
 
-#include "driver.h"
 #include "exitcodes.h"
+#include "invocation.h"
 #include "progress.h"
-#include "report.h"
 #include "state.h"
-#include "status.h"
 #include "supervise.h"
-
-extern char **environ;
-
-struct inv {
-	struct options *o;
-	const struct circuit *c;
-	struct cb_state s;
-	struct reporter rep;
-	const struct phase_def *phase;
-	unsigned sources;	/* PROG_* after resolving auto */
-	double deadline;	/* budget end, sup_now() clock; 0 none */
-	char *state_dir;	/* excluded from "files" */
-	int retry;		/* the operator chose Reset or Modify */
-};
 
 double
 wall_now(void)
@@ -50,18 +34,7 @@ wall_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int
-in_codes(const struct codes *c, int v)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++)
-		if (c->v[i] == v)
-			return 1;
-	return 0;
-}
-
-static int
+int
 save(struct inv *v)
 {
 	char err[512];
@@ -72,278 +45,6 @@ save(struct inv *v)
 		return -1;
 	}
 	return 0;
-}
-
-/* The environment of the command: ours minus stale CBEXEC_* values,
- * plus this run's. */
-static char **
-child_env(struct inv *v, const char *status_file)
-{
-	char **env, buf[64];
-	size_t n = 0, i, k = 0;
-	const char *last_err = NULL;
-	char *le = NULL;
-
-	while (environ[n] != NULL)
-		n++;
-	if ((env = calloc(n + 8, sizeof(*env))) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (strncmp(environ[i], "CBEXEC_", 7) == 0 &&
-		    (strncmp(environ[i], "CBEXEC_ITERATION=", 17) == 0 ||
-		    strncmp(environ[i], "CBEXEC_NAME=", 12) == 0 ||
-		    strncmp(environ[i], "CBEXEC_PHASE=", 13) == 0 ||
-		    strncmp(environ[i], "CBEXEC_CIRCUIT_STATE=", 21) == 0 ||
-		    strncmp(environ[i], "CBEXEC_STATUS_FILE=", 19) == 0 ||
-		    strncmp(environ[i], "CBEXEC_LAST_ERROR=", 18) == 0 ||
-		    strncmp(environ[i], "CBEXEC_GUIDANCE=", 16) == 0))
-			continue;
-		env[k++] = strdup(environ[i]);
-	}
-	snprintf(buf, sizeof(buf), "%ld", v->s.iteration + 1);
-	if (v->s.consecutive_errors > 0 && v->s.last_error.message != NULL) {
-		if (asprintf(&le, "%s: %s", v->s.last_error.type,
-		    v->s.last_error.message) != -1)
-			last_err = le;
-	}
-#define ADD(fmt, val) do {						\
-	if (asprintf(&env[k], fmt, val) == -1)				\
-		env[k] = NULL;						\
-	k++;								\
-} while (0)
-	ADD("CBEXEC_ITERATION=%s", buf);
-	ADD("CBEXEC_NAME=%s", v->o->name != NULL ? v->o->name : "");
-	ADD("CBEXEC_PHASE=%s", v->s.phase != NULL ? v->s.phase : "");
-	ADD("CBEXEC_CIRCUIT_STATE=%s", circuit_name(v->s.state));
-	ADD("CBEXEC_STATUS_FILE=%s", status_file);
-	ADD("CBEXEC_LAST_ERROR=%s", last_err != NULL ? last_err : "");
-	if (v->s.guidance != NULL)
-		ADD("CBEXEC_GUIDANCE=%s", v->s.guidance);
-#undef ADD
-	env[k] = NULL;
-	free(le);
-	/* A strdup or asprintf that failed leaves a hole: close it up. */
-	for (i = n = 0; i < k; i++)
-		if (env[i] != NULL)
-			env[n++] = env[i];
-	env[n] = NULL;
-	return env;
-}
-
-static void
-free_env(char **env)
-{
-	size_t i;
-
-	for (i = 0; env != NULL && env[i] != NULL; i++)
-		free(env[i]);
-	free(env);
-}
-
-/* A fresh private file for $CBEXEC_STATUS_FILE. */
-static int
-make_status_file(char *path, size_t len)
-{
-	const char *tmp = getenv("TMPDIR");
-	int fd;
-
-	snprintf(path, len, "%s/cbexec-status.XXXXXX",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-	if ((fd = mkostemp(path, O_CLOEXEC)) == -1)
-		return -1;
-	close(fd);
-	return 0;
-}
-
-static void
-read_status_file(const char *path, struct status_report *r,
-    struct reporter *rep)
-{
-	char *buf;
-	ssize_t n;
-	size_t got = 0, cap = 1024 * 1024;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
-		return;
-	if ((buf = malloc(cap + 1)) == NULL) {
-		close(fd);
-		return;
-	}
-	while (got < cap && (n = read(fd, buf + got, cap - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	buf[got] = '\0';
-	if (status_parse_text(buf, got, r) == -1 || r->warning[0] != '\0')
-		report_warn(rep, "status file: %s", r->warning[0] ?
-		    r->warning : "malformed");
-	free(buf);
-}
-
-/* Fingerprints before or after a run; "" when the source is off. */
-struct prints {
-	char git[DIGEST_HEX_LEN + 1];
-	char files[DIGEST_HEX_LEN + 1];
-};
-
-static void
-take_prints(struct inv *v, struct prints *p)
-{
-	struct progress_cfg pc;
-
-	p->git[0] = p->files[0] = '\0';
-	if ((v->sources & PROG_GIT) && progress_git(p->git) == -1) {
-		report_warn(&v->rep, "progress: git fingerprint failed");
-		p->git[0] = '\0';
-	}
-	if (v->sources & PROG_FILES) {
-		memset(&pc, 0, sizeof(pc));
-		pc.watch = v->o->watch.v;
-		pc.n_watch = v->o->watch.n;
-		pc.exclude = v->o->exclude.v;
-		pc.n_exclude = v->o->exclude.n;
-		pc.state_dir = v->state_dir;
-		if (progress_files(&pc, p->files) == -1) {
-			report_warn(&v->rep, "progress: files fingerprint "
-			    "failed");
-			p->files[0] = '\0';
-		}
-	}
-}
-
-static cJSON *
-phase_baseline(struct inv *v, const char *key)
-{
-	if (v->s.last_progress_metric == NULL)
-		v->s.last_progress_metric = cJSON_CreateObject();
-	return cJSON_GetObjectItemCaseSensitive(v->s.last_progress_metric,
-	    key);
-}
-
-/* Whether every phase metric r reports already has a baseline. */
-static int
-has_baseline(const struct phase_def *p, const struct status_report *r,
-    const cJSON *base)
-{
-	static const char *const green[] = { "tests_passing", "tests_failing" };
-	double x;
-	size_t i;
-
-	for (i = 0; i < p->n_metrics; i++)
-		if (status_metric(r, p->metrics[i].key, &x) &&
-		    cJSON_GetObjectItemCaseSensitive(base,
-		    p->metrics[i].key) == NULL)
-			return 0;
-	for (i = 0; p->green_rule && i < 2; i++)
-		if (status_metric(r, green[i], &x) &&
-		    cJSON_GetObjectItemCaseSensitive(base, green[i]) == NULL)
-			return 0;
-	return 1;
-}
-
-/* "went up" for --progress-cmd without a phase: any metric above the
- * value it had after the previous run. */
-static int
-cmd_went_up(struct inv *v, const struct status_report *r)
-{
-	cJSON *base = phase_baseline(v, "cmd"), *item;
-	int up = 0;
-	size_t i;
-
-	if (base == NULL) {
-		base = cJSON_CreateObject();
-		cJSON_AddItemToObject(v->s.last_progress_metric, "cmd", base);
-		up = -1;	/* first report: a baseline only */
-	}
-	for (i = 0; i < r->n_metrics; i++) {
-		item = cJSON_GetObjectItemCaseSensitive(base, r->metrics[i].key);
-		if (item != NULL && cJSON_IsNumber(item)) {
-			if (up >= 0 && r->metrics[i].value > item->valuedouble)
-				up = 1;
-			cJSON_SetNumberValue(item, r->metrics[i].value);
-		} else
-			cJSON_AddNumberToObject(base, r->metrics[i].key,
-			    r->metrics[i].value);
-	}
-	return up == 1;
-}
-
-/* SPEC §3.1: did this run make progress? */
-static int
-judge_progress(struct inv *v, const struct prints *before,
-    const struct prints *after, const struct status_report *st,
-    const struct status_report *cmd, int success)
-{
-	int j = -1, any = 0;
-	double x;
-
-	if (st->present && st->status == RS_BLOCKED)
-		return 0;
-	if (v->phase != NULL) {
-		cJSON *base = phase_baseline(v, v->phase->name);
-
-		if (st->present)
-			j = phase_judge(v->phase, st, base);
-		if (j == -1 && cmd->present)
-			j = phase_judge(v->phase, cmd, base);
-		if (j != -1) {
-			const struct status_report *r =
-			    phase_judge(v->phase, st, base) != -1 ? st : cmd;
-
-			/* A metric seen for the first time becomes the
-			 * baseline even without progress, or a "down" metric
-			 * could never show any. */
-			if (j == 1 || !has_baseline(v->phase, r, base))
-				phase_remember(v->s.last_progress_metric,
-				    v->phase, r);
-			return j;
-		}
-	}
-	if ((v->sources & PROG_GIT) && before->git[0] && after->git[0] &&
-	    strcmp(before->git, after->git) != 0)
-		any = 1;
-	if ((v->sources & PROG_FILES) && before->files[0] &&
-	    after->files[0] && strcmp(before->files, after->files) != 0)
-		any = 1;
-	if ((v->sources & PROG_STATUS) && st->present &&
-	    ((status_metric(st, "tasks_completed", &x) && x > 0) ||
-	    (status_metric(st, "files_modified", &x) && x > 0)))
-		any = 1;
-	if ((v->sources & PROG_CMD) && cmd->present && cmd_went_up(v, cmd))
-		any = 1;
-	if ((v->sources & PROG_EXIT) && success)
-		any = 1;
-	return any;
-}
-
-/* The exit status a run stands for on its own (SPEC §2). */
-static int
-run_exit(const struct sup_result *r, const struct classification *c)
-{
-	if (r->exec_errno != 0)
-		return r->exec_errno == ENOENT ? CB_EXIT_NOTFOUND :
-		    CB_EXIT_NOEXEC;
-	if (r->timed_out)
-		return CB_EXIT_TIMEOUT;
-	if (c->cls == CB_CLASS_FATAL)
-		return CB_EXIT_ABORT;
-	if (r->signo != 0)
-		return CB_EXIT_SIGNAL + r->signo;
-	return r->exit_code;
-}
-
-static enum cb_outcome
-run_outcome(const struct sup_result *r, const struct classification *c)
-{
-	if (r->exec_errno != 0)
-		return r->exec_errno == ENOENT ? OUT_NOTFOUND : OUT_NOEXEC;
-	if (r->timed_out)
-		return OUT_TIMEOUT;
-	if (c->cls == CB_CLASS_FATAL)
-		return OUT_ABORT;
-	if (r->signo != 0)
-		return OUT_SIGNAL;
-	return r->exit_code == 0 ? OUT_OK : OUT_EXIT;
 }
 
 /* The counters as they were, for hooks; no pointers that record() may
@@ -362,7 +63,7 @@ state_snapshot(const struct cb_state *s, struct cb_state *b)
 	b->n_history = 0;
 }
 
-static void
+void
 report_result(struct inv *v, const struct cb_result *res,
     const struct cb_state *before)
 {
@@ -372,7 +73,7 @@ report_result(struct inv *v, const struct cb_result *res,
 		report_transition(&v->rep, &res->t[i], before, v->s.iteration);
 }
 
-static void
+void
 set_str(char **dst, const char *s)
 {
 	free(*dst);
@@ -399,7 +100,7 @@ backoff_delay(const struct options *o, int n)
  * so.  With one, the menu: returns -1 to go on (Reset, Modify), else the
  * exit status.
  */
-static int
+int
 opened(struct inv *v, const struct status_report *st, int code)
 {
 	struct cb_result res;
@@ -455,192 +156,6 @@ dir_of(const char *path)
 	else
 		*slash = '\0';
 	return d;
-}
-
-/* One run and everything after it.  Returns -1 to go on looping, else the
- * invocation's exit status; *code gets the run's own exit status. */
-static int
-one_run(struct inv *v, int *code, int *failed)
-{
-	struct options *o = v->o;
-	struct sup_cfg cfg;
-	struct sup_result r;
-	struct status_report st, cmd;
-	struct status_scanner *sc = NULL;
-	struct classification c;
-	struct run_facts f;
-	struct prints before, after;
-	struct cb_run run;
-	struct cb_result res;
-	struct run_report rr;
-	char sfile[4096], err[512];
-	const char *tmpdir = getenv("TMPDIR");
-	double started;
-	int ret = -1, progress, success;
-
-	memset(&cfg, 0, sizeof(cfg));
-	memset(&c, 0, sizeof(c));
-	status_init(&st);
-	status_init(&cmd);
-	if (make_status_file(sfile, sizeof(sfile)) == -1) {
-		fprintf(stderr, "cbexec: cannot create the status file: %s\n",
-		    strerror(errno));
-		return CB_EXIT_ERROR;
-	}
-	if (o->argv != NULL && (cfg.envp = child_env(v, sfile)) == NULL)
-		goto oom;
-	if (!o->no_capture_stdout && (sc = status_scanner_new()) == NULL)
-		goto oom;
-	take_prints(v, &before);
-
-	cfg.argv = o->argv;
-	cfg.timeout = o->timeout;
-	cfg.kill_after = o->kill_after;
-	cfg.signal = o->signal;
-	cfg.deadline = v->deadline;
-	cfg.capture_bytes = o->capture_bytes;
-	cfg.capture_stdout = !o->no_capture_stdout;
-	cfg.keep_orphans = o->keep_orphans;
-	cfg.scanner = sc;
-	started = wall_now();
-	if (sup_run(&cfg, &r) == -1) {
-		fprintf(stderr, "cbexec: cannot run %s: %s\n", o->argv[0],
-		    strerror(errno));
-		ret = CB_EXIT_ERROR;
-		goto out_noresult;
-	}
-
-	read_status_file(sfile, &st, &v->rep);
-	if (!st.present && sc != NULL) {
-		status_scanner_result(sc, &st);
-		if (!st.present && st.warning[0] != '\0')
-			report_warn(&v->rep, "status block: %s", st.warning);
-	}
-	if ((o->progress & PROG_CMD) && o->progress_cmd != NULL &&
-	    progress_cmd(o->progress_cmd, o->timeout > 0 ? o->timeout : 120,
-	    &cmd, err, sizeof(err)) == -1)
-		report_warn(&v->rep, "%s", err);
-	take_prints(v, &after);
-
-	memset(&f, 0, sizeof(f));
-	f.command = o->argv[0];
-	f.exec_errno = r.exec_errno;
-	f.exit_code = r.exit_code;
-	f.signo = r.signo;
-	f.signalled_by_us = r.signalled_by_us;
-	f.timed_out = r.timed_out;
-	{
-		size_t el = 0, ol = 0;
-		char *e = ring_dup(&r.err, &el), *out = ring_dup(&r.out, &ol);
-
-		f.err = e;
-		f.err_len = el;
-		f.out = cfg.capture_stdout ? out : NULL;
-		f.out_len = cfg.capture_stdout ? ol : 0;
-		f.ok_codes = o->ok_codes.v;
-		f.n_ok_codes = o->ok_codes.n;
-		f.tmpdir = tmpdir;
-		if (e == NULL || out == NULL || classify(o->rules, o->n_rules,
-		    &f, &c) == -1) {
-			free(e);
-			free(out);
-			goto oom_result;
-		}
-		free(e);
-		free(out);
-	}
-	success = c.cls == CB_CLASS_SUCCESS;
-	progress = judge_progress(v, &before, &after, &st, &cmd, success);
-
-	memset(&run, 0, sizeof(run));
-	run.progress = progress;
-	run.ignored = r.exec_errno == 0 && r.signo == 0 && !r.timed_out &&
-	    in_codes(&o->ignore_codes, r.exit_code) && !success;
-	run.cls = c.cls;
-	run.type = c.type;
-	run.message = c.message;
-	run.hash = c.hash;
-	run.task = st.task != NULL ? st.task : o->task;
-	run.exit_code = r.signo != 0 ? CB_EXIT_SIGNAL + r.signo : r.exit_code;
-	if (r.exec_errno != 0)
-		run.exit_code = r.exec_errno == ENOENT ? 127 : 126;
-
-	breaker_record(&v->s, &o->limits, &run, wall_now(), &res);
-	if (after.git[0] || after.files[0])
-		set_str(&v->s.last_fingerprint, after.git[0] ? after.git :
-		    after.files);
-	*code = run_exit(&r, &c);
-	*failed = !success && !run.ignored;
-	v->s.outcome = res.outcome != OUT_OK ? res.outcome :
-	    run_outcome(&r, &c);
-	if (sup_aborted())
-		v->s.outcome = OUT_ABORT;
-	if (save(v) == -1) {
-		ret = CB_EXIT_ERROR;
-		goto out;
-	}
-
-	memset(&rr, 0, sizeof(rr));
-	rr.iteration = v->s.iteration;
-	rr.started = started;
-	rr.duration = r.duration;
-	rr.exit_code = r.exec_errno ? run.exit_code : r.exit_code;
-	rr.signo = r.signo;
-	rr.timed_out = r.timed_out;
-	rr.progress = progress;
-	rr.c = &c;
-	report_run(&v->rep, &rr);
-	/* The hook sees the counters that caused the transition. */
-	report_result(v, &res, &v->s);
-	if (v->rep.metrics_path != NULL &&
-	    report_metrics(&v->rep, &v->s, r.duration, err, sizeof(err)) == -1)
-		report_warn(&v->rep, "%s", err);
-
-	if (sup_aborted()) {
-		ret = CB_EXIT_ABORT;
-		goto out;
-	}
-	if (res.outcome == OUT_OPEN || res.outcome == OUT_STUCK ||
-	    res.outcome == OUT_ABORT) {
-		int trip = res.outcome == OUT_OPEN ? CB_EXIT_OPEN :
-		    res.outcome == OUT_STUCK ? CB_EXIT_STUCK :
-		    r.exec_errno != 0 ? *code : CB_EXIT_ABORT;
-
-		ret = opened(v, &st, trip);
-		goto out;
-	}
-	if (r.budget_expired) {
-		ret = CB_EXIT_TIMEOUT;
-		goto out;
-	}
-	if (c.cls == CB_CLASS_FATAL) {
-		ret = *code;
-		goto out;
-	}
-	if (status_done(&st)) {
-		ret = CB_EXIT_OK;
-		goto out;
-	}
-out:
-	sup_result_free(&r);
-out_noresult:
-	classification_free(&c);
-	status_free(&st);
-	status_free(&cmd);
-	status_scanner_free(sc);
-	free_env(cfg.envp);
-	unlink(sfile);
-	return ret;
-oom_result:
-	sup_result_free(&r);
-oom:
-	fprintf(stderr, "cbexec: out of memory\n");
-	status_scanner_free(sc);
-	free_env(cfg.envp);
-	unlink(sfile);
-	status_free(&st);
-	status_free(&cmd);
-	return CB_EXIT_ERROR;
 }
 
 int
@@ -787,3 +302,4 @@ out:
 	close(lock);
 	return ret;
 }
+
