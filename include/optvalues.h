@@ -1,0 +1,24 @@
+/*
+ * Value parsers and small helpers shared by cli.c and options.c.
+ */
+#ifndef CBEXEC_OPTVALUES_H
+#define CBEXEC_OPTVALUES_H
+
+#include <stddef.h>
+
+#include "cli.h"
+
+/* A whole decimal number in [min, max]; 0 / -1. */
+int parse_long(const char *s, long min, long max, long *out);
+/* "0,75" -> codes, each 0..255; 0 / -1. */
+int parse_codes(const char *s, struct codes *c);
+/* N, or N with k/K or m/M (KiB, MiB), at most 64 MiB; 0 / -1. */
+int parse_size(const char *s, size_t *out);
+/* Replace *dst with a copy of s; 0 / -1 on ENOMEM. */
+int replace_str(char **dst, const char *s);
+/* A circuit name: [A-Za-z0-9._-]+, not starting with '.'. */
+int valid_name(const char *s);
+/* Append a copy of s; 0 / -1 on ENOMEM. */
+int strv_push(struct strv *v, const char *s);
+
+#endif

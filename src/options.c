@@ -1,0 +1,166 @@
+/*
+ * struct options: SPEC §1's defaults, freeing, and the last step after the
+ * command line, the environment and the config file have been applied:
+ * the phase is resolved and its thresholds fill what nothing else set.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "optvalues.h"
+
+static int
+fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void
+options_init(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = MODE_RUN;
+	o->timeout = 120;
+	o->kill_after = 10;
+	o->signal = SIGTERM;
+	o->budget = 30 * 60;
+	o->capture_bytes = 64 * 1024;
+	o->progress = PROG_AUTO;
+	o->exit_open = 120;
+	o->exit_stuck = 121;
+	o->exit_abort = 122;
+	o->exit_busy = 123;
+	breaker_default_limits(&o->limits);
+	/* 0 = "not set": cli_finish() fills phase or built-in values. */
+	o->limits.no_progress = 0;
+	o->limits.same_error = 0;
+}
+
+static void
+strv_free(struct strv *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		free(v->v[i]);
+	free(v->v);
+	v->v = NULL;
+	v->n = 0;
+}
+
+int
+strv_push(struct strv *v, const char *s)
+{
+	char **nv = realloc(v->v, (v->n + 1) * sizeof(*nv));
+
+	if (nv == NULL)
+		return -1;
+	v->v = nv;
+	if ((v->v[v->n] = strdup(s)) == NULL)
+		return -1;
+	v->n++;
+	return 0;
+}
+
+void
+options_free(struct options *o)
+{
+	size_t i, j;
+
+	free(o->state_path);
+	free(o->name);
+	free(o->chdir);
+	free(o->reason);
+	free(o->phase);
+	free(o->task);
+	free(o->config_path);
+	free(o->log_path);
+	free(o->metrics_path);
+	free(o->on_state_change);
+	free(o->ok_codes.v);
+	free(o->ignore_codes.v);
+	free(o->progress_cmd);
+	strv_free(&o->watch);
+	strv_free(&o->exclude);
+	for (i = 0; i < o->n_phases; i++) {
+		for (j = 0; j < o->phases[i].n_metrics; j++)
+			free(o->phases[i].metrics[j].key);
+		free(o->phases[i].metrics);
+		free(o->phases[i].name);
+	}
+	free(o->phases);
+	for (i = 0; i < o->n_rules; i++)
+		rule_free(&o->rules[i]);
+	free(o->rules);
+	memset(o, 0, sizeof(*o));
+}
+
+const struct phase_def *
+options_phase(const struct options *o)
+{
+	size_t i;
+
+	if (o->phase == NULL)
+		return NULL;
+	for (i = 0; i < o->n_phases; i++)
+		if (strcasecmp(o->phases[i].name, o->phase) == 0)
+			return &o->phases[i];
+	return phase_builtin(o->phase);
+}
+
+int
+cli_finish(struct options *o, char *err, size_t len)
+{
+	const struct phase_def *p = NULL;
+	char *up;
+
+	if (o->phase != NULL) {
+		if ((p = options_phase(o)) == NULL)
+			return fail(err, len, "unknown phase '%s' (RED, "
+			    "GREEN, REFACTOR, DOCUMENT or one defined in the "
+			    "config file)", o->phase);
+		/* Store the canonical spelling: it names the phase in the
+		 * state file and in last_progress_metric. */
+		if ((up = strdup(p->name)) == NULL)
+			return fail(err, len, "out of memory");
+		free(o->phase);
+		o->phase = up;
+	}
+	if (o->limits.no_progress == 0)
+		o->limits.no_progress = p != NULL && p->no_progress > 0 ?
+		    p->no_progress : 3;
+	if (o->limits.same_error == 0)
+		o->limits.same_error = p != NULL && p->same_error > 0 ?
+		    p->same_error : 5;
+	if (o->ok_codes.n == 0) {
+		if ((o->ok_codes.v = malloc(sizeof(int))) == NULL)
+			return fail(err, len, "out of memory");
+		o->ok_codes.v[0] = 0;
+		o->ok_codes.n = 1;
+	}
+	if (o->until_success && !o->loop && o->iterations == 0)
+		return fail(err, len, "--until-success needs --loop or "
+		    "--iterations");
+	if (o->iterations == 0)
+		o->iterations = o->loop ? 0 : 1;
+	if ((o->progress & PROG_CMD) && o->progress_cmd == NULL)
+		return fail(err, len, "--progress cmd needs --progress-cmd");
+	if (o->progress_cmd != NULL)
+		o->progress |= PROG_CMD;
+	if ((o->watch.n > 0 || o->exclude.n > 0) &&
+	    !(o->progress & PROG_FILES))
+		o->progress |= PROG_FILES;
+	return 0;
+}
