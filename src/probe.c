@@ -1,0 +1,361 @@
+/*
+ * The progress command (SPEC §3.1) and the fork/reap helpers every probe
+ * shares (progress_int.h).
+ *
+ * Probes fork and exec directly (no shell for git) and reap their own
+ * child by pid: they run outside the event loop, so no libev child watcher
+ * competes for the status.  The progress command runs with /bin/sh -c in a
+ * process group of its own; its stdout is read without blocking, up to 64
+ * KiB, while a poll loop waits for it to exit or for the timeout, and
+ * whatever is left in its group is killed once it is done.  Its output is
+ * one number or key=value lines, parsed with strict number syntax into the
+ * report's metrics.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "progress.h"
+#include "progress_int.h"
+
+#define CMD_MAX_OUTPUT (64 * 1024)
+
+extern char **environ;
+
+void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Child side of a probe.  Never returns.  Caught signals are reset before
+ * the mask is lifted so a signal pending since fork can't run cbexec's
+ * handler (and poke the event loop) in the child.  The mask is cleared
+ * rather than inherited because libev may block the signals it watches.
+ */
+static void __attribute__((noreturn))
+probe_child(char *const argv[], char *const envp[], int out, int quiet,
+    int pgrp, pid_t parent)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int nul, s;
+
+	if (pgrp)
+		setpgid(0, 0);
+	/* A kill -9 of cbexec must not leave a hanging probe behind. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+		_exit(127);
+	if (out < 3 && (out = fcntl(out, F_DUPFD_CLOEXEC, 3)) == -1)
+		_exit(127);
+	/* Not O_CLOEXEC: with fd 0 closed in cbexec, nul is 0 itself. */
+	if ((nul = open("/dev/null", O_RDWR)) == -1 ||
+	    dup2(nul, 0) == -1 || (quiet && dup2(nul, 2) == -1) ||
+	    dup2(out, 1) == -1)
+		_exit(127);
+	if (nul > 2)
+		close(nul);
+	for (s = 1; s < NSIG; s++)
+		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+		    sa.sa_handler != SIG_IGN) {
+			sa.sa_handler = SIG_DFL;
+			sa.sa_flags = 0;
+			sigaction(s, &sa, NULL);
+		}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execvpe(argv[0], argv, envp);
+	_exit(127);
+}
+
+/* Fork argv with stdout on a pipe whose read end lands in *fd. */
+pid_t
+probe_spawn(char *const argv[], char *const envp[], int quiet, int pgrp,
+    int *fd)
+{
+	sigset_t all, old;
+	pid_t pid, parent = getpid();
+	int p[2], e;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		return -1;
+	/* Signals stay blocked across fork: see probe_child. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		probe_child(argv, envp, p[1], quiet, pgrp, parent);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(p[1]);
+	if (pid == -1) {
+		close(p[0]);
+		errno = e;
+		return -1;
+	}
+	/* Also here, so a kill(-pid) right after fork reaches the child
+	 * whichever of the two runs first. */
+	if (pgrp)
+		setpgid(pid, pid);
+	*fd = p[0];
+	return pid;
+}
+
+int
+reap(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Append what is readable now; 1 at EOF, 0 when it would block. */
+static int
+drain(int fd, char *out, size_t *len)
+{
+	char junk[4096];
+	ssize_t n;
+
+	for (;;) {
+		if (*len < CMD_MAX_OUTPUT)
+			n = read(fd, out + *len, CMD_MAX_OUTPUT - *len);
+		else
+			n = read(fd, junk, sizeof(junk));	/* discard */
+		if (n == 0)
+			return 1;
+		if (n == -1)
+			return errno == EINTR ? 0 : errno == EAGAIN ? 0 : 1;
+		if (*len < CMD_MAX_OUTPUT)
+			*len += (size_t)n;
+	}
+}
+
+/* Strict number syntax: strtod alone would take "inf", "nan", "0x1p3". */
+static int
+number(const char *s, size_t n, double *v)
+{
+	char tmp[64], *end;
+	size_t i = 0, digits = 0;
+
+	if (n == 0 || n >= sizeof(tmp))
+		return 0;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	if (tmp[i] == '+' || tmp[i] == '-')
+		i++;
+	for (; isdigit((unsigned char)tmp[i]) || tmp[i] == '.'; i++)
+		digits += tmp[i] != '.';
+	if (digits == 0)
+		return 0;
+	if (tmp[i] == 'e' || tmp[i] == 'E') {
+		i += tmp[i + 1] == '+' || tmp[i + 1] == '-' ? 2 : 1;
+		if (!isdigit((unsigned char)tmp[i]))
+			return 0;
+		while (isdigit((unsigned char)tmp[i]))
+			i++;
+	}
+	if (tmp[i] != '\0')
+		return 0;
+	*v = strtod(tmp, &end);
+	return *end == '\0' && isfinite(*v);
+}
+
+static void
+trim(const char **p, size_t *n)
+{
+	while (*n > 0 && isspace((unsigned char)**p))
+		(*p)++, (*n)--;
+	while (*n > 0 && isspace((unsigned char)(*p)[*n - 1]))
+		(*n)--;
+}
+
+static int
+add_metric(struct status_report *r, const char *key, size_t klen, double v)
+{
+	struct metric *m;
+	size_t i;
+	char *k;
+
+	if ((k = strndup(key, klen)) == NULL)
+		return -1;
+	for (i = 0; i < klen; i++)
+		k[i] = (char)tolower((unsigned char)k[i]);
+	for (i = 0; i < r->n_metrics; i++)
+		if (strcmp(r->metrics[i].key, k) == 0) {
+			r->metrics[i].value = v;
+			free(k);
+			return 0;
+		}
+	if ((m = realloc(r->metrics, (r->n_metrics + 1) * sizeof(*m))) == NULL) {
+		free(k);
+		return -1;
+	}
+	r->metrics = m;
+	m[r->n_metrics].key = k;
+	m[r->n_metrics++].value = v;
+	r->present = 1;
+	return 0;
+}
+
+/* "key=value" or "KEY: value" with a number or true/false: 1, else 0. */
+static int
+parse_line(struct status_report *r, const char *p, size_t n)
+{
+	const char *val;
+	size_t klen, vlen, i;
+	double v;
+
+	klen = strcspn(p, "=:\n");
+	if (klen >= n)
+		return 0;
+	val = p + klen + 1;
+	vlen = n - klen - 1;
+	trim(&p, &klen);
+	trim(&val, &vlen);
+	for (i = 0; i < klen; i++)
+		if (!isalnum((unsigned char)p[i]) && strchr("_-.", p[i]) == NULL)
+			return 0;
+	if (klen == 0)
+		return 0;
+	if (vlen == 4 && strncasecmp(val, "true", 4) == 0)
+		v = 1;
+	else if (vlen == 5 && strncasecmp(val, "false", 5) == 0)
+		v = 0;
+	else if (!number(val, vlen, &v))
+		return 0;
+	return add_metric(r, p, klen, v) == -1 ? -1 : 1;
+}
+
+static int
+parse_output(struct status_report *r, char *out, size_t len)
+{
+	const char *p = out, *nl;
+	size_t n = len, i;
+	int got = 0, rc;
+	double v;
+
+	for (i = 0; i < len; i++)
+		if (out[i] == '\0')
+			out[i] = '\n';
+	out[len] = '\0';
+	trim(&p, &n);
+	if (number(p, n, &v))
+		return add_metric(r, "metric", 6, v) == -1 ? -1 : 1;
+	for (p = out; *p != '\0'; p = *nl ? nl + 1 : nl) {
+		nl = p + strcspn(p, "\n");
+		if ((rc = parse_line(r, p, (size_t)(nl - p))) == -1)
+			return -1;
+		got |= rc;
+	}
+	return got;
+}
+
+int
+progress_cmd(const char *cmd, double timeout, struct status_report *r,
+    char *err, size_t errlen)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+	char out[CMD_MAX_OUTPUT + 1];
+	double deadline = timeout > 0 ? now() + timeout : 0, left;
+	int fd, st, ms, nap = 1, timed_out = 0, rc;
+	size_t len = 0;
+	siginfo_t si;
+	pid_t pid;
+
+	if ((pid = probe_spawn(argv, environ, 0, 1, &fd)) == -1) {
+		seterr(err, errlen, "progress command: %s", strerror(errno));
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	for (;;) {
+		ms = fd >= 0 ? 50 : nap;
+		if (deadline > 0 && (left = deadline - now()) * 1000 < ms)
+			ms = left > 0 ? (int)(left * 1000) + 1 : 0;
+		if (fd >= 0) {
+			struct pollfd pfd = { fd, POLLIN, 0 };
+
+			if (poll(&pfd, 1, ms) > 0 && drain(fd, out, &len)) {
+				close(fd);
+				fd = -1;
+			}
+		} else {
+			poll(NULL, 0, ms);
+			nap = nap < 32 ? nap * 2 : 50;
+		}
+		/* WNOWAIT keeps the zombie, so its pid (the group id) can't be
+		 * reused before the leftovers in its group are killed. */
+		si.si_pid = 0;
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == pid) {
+			if (fd >= 0)
+				drain(fd, out, &len);
+			kill(-pid, SIGKILL);
+			break;
+		}
+		if (deadline > 0 && now() >= deadline) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			timed_out = 1;
+			break;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (reap(pid, &st) == -1) {
+		seterr(err, errlen, "progress command: %s", strerror(errno));
+		return -1;
+	}
+	if (timed_out) {
+		seterr(err, errlen, "progress command timed out after %gs",
+		    timeout);
+		return -1;
+	}
+	if (WIFSIGNALED(st)) {
+		seterr(err, errlen, "progress command killed by signal %d",
+		    WTERMSIG(st));
+		return -1;
+	}
+	if (WEXITSTATUS(st) != 0) {
+		seterr(err, errlen, "progress command exited %d",
+		    WEXITSTATUS(st));
+		return -1;
+	}
+	if ((rc = parse_output(r, out, len)) == -1) {
+		seterr(err, errlen, "progress command: %s", strerror(ENOMEM));
+		return -1;
+	}
+	if (rc == 0) {
+		seterr(err, errlen, "progress command printed nothing usable");
+		return -1;
+	}
+	return 0;
+}

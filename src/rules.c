@@ -1,0 +1,103 @@
+/*
+ * Class names and user rules (SPEC §6) for the classifier.  Pure: no I/O.
+ *
+ * A rule is compiled once, when the config is read, with REG_EXTENDED |
+ * REG_ICASE | REG_NEWLINE like the case-insensitive built-in rows, and
+ * keeps its pattern and type as owned copies; classify() in classify.c
+ * tries the rules in order before any built-in row.  A rule that failed
+ * to compile has no pattern, so rule_free is safe to call on it too.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+#include "classify_int.h"
+
+static const char *const class_names[] = {
+	"success", "recoverable", "transient", "timeout", "fatal"
+};
+
+const char *
+class_name(enum cb_class c)
+{
+	return (unsigned)c < NELEM(class_names) ? class_names[c] : "?";
+}
+
+int
+class_from_name(const char *name, enum cb_class *c)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && i < NELEM(class_names); i++)
+		if (strcmp(class_names[i], name) == 0) {
+			*c = (enum cb_class)i;
+			return 0;
+		}
+	return -1;
+}
+
+int
+rule_init(struct rule *r, const char *pattern, int streams,
+    const int *exit_codes, size_t n_exit_codes, enum cb_class cls,
+    const char *type, char *err, size_t errlen)
+{
+	char why[256];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (pattern == NULL || (streams & ~(RULE_STDERR | RULE_STDOUT)) != 0 ||
+	    (unsigned)cls >= CB_CLASS_COUNT) {
+		snprintf(err, err ? errlen : 0, "rule \"%s\": bad stream or class",
+		    pattern ? pattern : "");
+		return -1;
+	}
+	if (type == NULL || *type == '\0' ||
+	    strlen(type) >= sizeof(((struct classification *)0)->type)) {
+		snprintf(err, err ? errlen : 0,
+		    "rule \"%s\": type missing or longer than 63 bytes", pattern);
+		return -1;
+	}
+	if ((rc = regcomp(&r->re, pattern,
+	    REG_EXTENDED | REG_ICASE | REG_NEWLINE)) != 0) {
+		regerror(rc, &r->re, why, sizeof(why));
+		snprintf(err, err ? errlen : 0, "rule \"%s\": %s", pattern, why);
+		return -1;
+	}
+	r->streams = streams ? streams : RULE_STDERR;
+	r->cls = cls;
+	if ((r->pattern = strdup(pattern)) == NULL ||
+	    (r->type = strdup(type)) == NULL)
+		goto nomem;
+	/* an empty list is read like no list: any failed run */
+	if (exit_codes != NULL && n_exit_codes > 0) {
+		if ((r->exit_codes = calloc(n_exit_codes, sizeof(int))) == NULL)
+			goto nomem;
+		memcpy(r->exit_codes, exit_codes, n_exit_codes * sizeof(int));
+		r->n_exit_codes = n_exit_codes;
+	}
+	return 0;
+nomem:
+	snprintf(err, err ? errlen : 0, "rule \"%s\": %s", pattern,
+	    strerror(ENOMEM));
+	regfree(&r->re);
+	free(r->pattern);
+	free(r->type);
+	memset(r, 0, sizeof(*r));
+	return -1;
+}
+
+void
+rule_free(struct rule *r)
+{
+	/* pattern is set only once re compiled, so it says whether to regfree */
+	if (r->pattern != NULL)
+		regfree(&r->re);
+	free(r->pattern);
+	free(r->exit_codes);
+	free(r->type);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,194 @@
+/*
+ * The tails the classifier searches (stderr, and stdout where it matters),
+ * made safe to match and indexed by line.  Pure: no I/O.
+ *
+ * The tails are first made safe to match: NULs dropped and bad UTF-8
+ * replaced (utf8_sanitize), every CR turned into a newline so a progress
+ * bar's last frame and a CRLF line end read as lines of their own.  A
+ * second copy with ANSI escapes stripped is what the regexes see; stripping
+ * never removes a newline, so line i of one copy is line i of the other and
+ * the message can be taken raw.  Each pattern runs once over the whole tail
+ * (REG_NEWLINE makes ^, $ and . work per line) and the first match is mapped
+ * to its line by binary search over the line offsets, so a 64 KiB tail costs
+ * one regexec per pattern, not one per line.  HTTP status codes are found
+ * with strstr and a look at the bytes around each hit (status_at).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "classify.h"
+#include "classify_int.h"
+
+#define MSG_MAX 4096	/* bytes of a message kept, cut at a UTF-8 boundary */
+
+static size_t *
+line_offsets(const char *s, size_t len, size_t n)
+{
+	size_t *off, i, k = 1;
+
+	if ((off = calloc(n + 1, sizeof(*off))) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++)
+		if (s[i] == '\n')
+			off[k++] = i + 1;
+	off[n] = len + 1;	/* so every line's length is off[i+1]-off[i]-1 */
+	return off;
+}
+
+void
+text_free(struct text *t)
+{
+	free(t->raw);
+	free(t->clean);
+	free(t->raw_off);
+	free(t->clean_off);
+	memset(t, 0, sizeof(*t));
+}
+
+int
+text_init(struct text *t, const char *p, size_t len)
+{
+	struct sbuf b = { 0 };
+	size_t i, rlen;
+
+	memset(t, 0, sizeof(*t));
+	if ((t->raw = utf8_sanitize(p, p != NULL ? len : 0)) == NULL)
+		return -1;
+	rlen = strlen(t->raw);
+	t->n = 1;
+	for (i = 0; i < rlen; i++) {
+		if (t->raw[i] == '\r')
+			t->raw[i] = '\n';
+		if (t->raw[i] == '\n')
+			t->n++;
+	}
+	strip_ansi(&b, t->raw, rlen);
+	if ((t->clean = sb_take(&b)) == NULL ||
+	    (t->raw_off = line_offsets(t->raw, rlen, t->n)) == NULL ||
+	    (t->clean_off = line_offsets(t->clean, strlen(t->clean),
+	    t->n)) == NULL) {
+		text_free(t);
+		return -1;
+	}
+	return 0;
+}
+
+static size_t
+line_of(const struct text *t, size_t off)
+{
+	size_t lo = 0, hi = t->n - 1, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (t->clean_off[mid] <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+static int
+blank(const struct text *t, size_t i)
+{
+	size_t j;
+
+	for (j = t->clean_off[i]; j + 1 < t->clean_off[i + 1]; j++)
+		if (!is_space((unsigned char)t->clean[j]))
+			return 0;
+	return 1;
+}
+
+/* First non-blank line where re matches, or -1. */
+long
+re_first(const regex_t *re, const struct text *t)
+{
+	regmatch_t m;
+	size_t i, line;
+
+	/* every search starts at a line start, so ^ needs no REG_NOTBOL */
+	for (i = 0; i < t->n; i = line + 1) {
+		if (regexec(re, t->clean + t->clean_off[i], 1, &m, 0) != 0)
+			return -1;
+		line = line_of(t, t->clean_off[i] + (size_t)m.rm_so);
+		if (!blank(t, line))
+			return (long)line;
+	}
+	return -1;
+}
+
+/*
+ * Is the "429" at s[at] an HTTP status rather than part of something
+ * else?  Not inside a longer number, word, version, path, "file:line",
+ * "1,429", "#429" or after "line"; but "HTTP/1.1 429", "(429)",
+ * "status=429", "\"code\":429" and "429: Too Many Requests" all are.
+ */
+static int
+status_at(const char *s, size_t at, size_t n)
+{
+	unsigned char b = at > 0 ? (unsigned char)s[at - 1] : ' ';
+	unsigned char a = (unsigned char)s[at + n];
+	size_t i;
+
+	if (is_alnum(a) || (a != '\0' && strchr("._/-", a) != NULL) ||
+	    (a == ',' && is_digit(s[at + n + 1])))
+		return 0;
+	if (b == ':') {
+		if (at < 2 || (s[at - 2] != '"' && s[at - 2] != '\''))
+			return 0;
+	} else if (is_alnum(b) || strchr("._/-#@$%+~", b) != NULL ||
+	    (b == ',' && at >= 2 && is_digit(s[at - 2])))
+		return 0;
+	for (i = at; i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t'); i--)
+		;
+	if (i >= 4 && strncasecmp(s + i - 4, "line", 4) == 0 &&
+	    (i == 4 || !is_alnum(s[i - 5])))
+		return 0;
+	return 1;
+}
+
+long
+status_first(const char *code, const struct text *t)
+{
+	const char *p = t->clean;
+	size_t n = strlen(code);
+
+	while ((p = strstr(p, code)) != NULL) {
+		if (status_at(t->clean, (size_t)(p - t->clean), n))
+			return (long)line_of(t, (size_t)(p - t->clean));
+		p++;
+	}
+	return -1;
+}
+
+/* Line i of t, trimmed and capped, as a malloc'd string. */
+char *
+line_dup(const struct text *t, size_t i)
+{
+	const char *s = t->raw + t->raw_off[i];
+	size_t n = t->raw_off[i + 1] - t->raw_off[i] - 1;
+
+	while (n > 0 && is_space((unsigned char)s[n - 1]))
+		n--;
+	while (n > 0 && is_space((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	if (n > MSG_MAX)
+		for (n = MSG_MAX; n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80;)
+			n--;
+	return strndup(s, n);
+}
+
+/* The last non-blank line of t, else a copy of fallback. */
+char *
+last_line(const struct text *t, const char *fallback)
+{
+	size_t i;
+
+	for (i = t->n; i-- > 0;)
+		if (!blank(t, i))
+			return line_dup(t, i);
+	return strdup(fallback);
+}
