@@ -1,5 +1,6 @@
 /*
- * Unit tests for the progress sources (phase.c, gitprint.c, filesprint.c, probe.c): the progress list, the phase rules and
+ * Unit tests for the progress sources (phase.c, gitprint.c, filesprint.c,
+ * probe.c): the progress list, the phase rules and
  * their baseline, the git and files fingerprints in scratch trees under a
  * mkdtemp dir, and the progress command (output, failure, timeout, no
  * process left behind).
