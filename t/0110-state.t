@@ -76,6 +76,8 @@ while [ $i -lt 20 ]; do
 	bg=$!
 	sleep 0.0$((i % 9 + 1))
 	kill -9 $bg; wait $bg 2>/dev/null
+	# Killed before its first save: no file yet, which is fine.
+	if [ ! -e k9.json ] && [ "$prev" -eq 0 ]; then good=$((good + 1)); continue; fi
 	n=$(jget k9.json iteration 2>/dev/null)
 	if [ -n "$n" ] && [ "$n" != null ] && [ "$n" -ge "$prev" ]; then good=$((good + 1)); prev=$n; fi
 done

@@ -1,0 +1,40 @@
+/*
+ * Private to the state file's JSON code (statejson.c, stateparse.c,
+ * jsonfield.c): the errors_total keys and the typed member readers.
+ */
+#ifndef CBEXEC_STATE_INT_H
+#define CBEXEC_STATE_INT_H
+
+#include <stddef.h>
+
+#include "breaker.h"
+
+struct cJSON;
+
+/* errors_total's keys, in enum cb_class order (statejson.c). */
+extern const char *const class_keys[CB_CLASS_COUNT];
+
+/*
+ * jsonfield.c: read o[key] into the destination.  field names the member
+ * in the error.  Absent leaves the destination as it was and returns 0;
+ * a wrong type or value returns -1 with the reason in err.
+ */
+/* Always -1, with "field 'F': expected WANT" in err. */
+int bad_field(char *err, size_t errlen, const char *field, const char *want);
+int get_num(const struct cJSON *o, const char *key, const char *field,
+    double min, double max, int integral, double *v, char *err,
+    size_t errlen);
+int get_int(const struct cJSON *o, const char *key, const char *field,
+    int *v, char *err, size_t errlen);
+int get_long(const struct cJSON *o, const char *key, const char *field,
+    long *v, char *err, size_t errlen);
+int get_str(const struct cJSON *o, const char *key, const char *field,
+    char **v, char *err, size_t errlen);
+int get_buf(const struct cJSON *o, const char *key, const char *field,
+    char *buf, size_t size, char *err, size_t errlen);
+int get_time(const struct cJSON *o, const char *key, const char *field,
+    int nullable, double *t, char *err, size_t errlen);
+int get_circuit(const struct cJSON *o, const char *key, const char *field,
+    int *c, char *err, size_t errlen);
+
+#endif

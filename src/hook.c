@@ -1,0 +1,329 @@
+/*
+ * The --on-state-change hook (SPEC §7): CMD run on every transition with
+ * CBEXEC_FROM, CBEXEC_TO, CBEXEC_REASON, CBEXEC_NAME, CBEXEC_STATE_FILE,
+ * CBEXEC_ITERATION and the counters in its environment (replacing any
+ * inherited variables of those names).  The environment is built before
+ * fork, so the child only resets its signals and calls execve.
+ *
+ * The hook runs under /bin/sh -c in its own process group with stdin on
+ * /dev/null and stdout+stderr on one pipe.  The parent polls that pipe in
+ * short slices, checking the hook's pid each time, so neither a hook that
+ * hangs (killed at the deadline) nor one that leaves a background process
+ * holding the pipe open (drained without blocking once the hook itself
+ * has exited) can hold cbexec up.  Only that pid is ever waited for:
+ * libev owns SIGCHLD and reaps everything else.  What the hook prints goes
+ * to stderr a line at a time as "hook: ..."; a non-zero exit, a signal or
+ * the timeout is a warning, never an error of the run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "report_int.h"
+
+#define HOOK_TIMEOUT	10.0	/* seconds, when hook_timeout is 0 */
+#define HOOK_SLICE_MS	50	/* how often a running hook's pid is checked */
+#define HOOK_LINE_MAX	4096	/* longer hook output lines are split */
+#define HOOK_DRAIN_MAX	(1 << 20)	/* bytes read after the hook exited */
+
+extern char **environ;
+
+static const char *const hook_vars[] = {
+	"CBEXEC_FROM", "CBEXEC_TO", "CBEXEC_REASON", "CBEXEC_NAME",
+	"CBEXEC_STATE_FILE", "CBEXEC_ITERATION", "CBEXEC_NO_PROGRESS_COUNT",
+	"CBEXEC_SAME_ERROR_COUNT", "CBEXEC_CONSECUTIVE_ERRORS",
+	"CBEXEC_SAME_TASK_FAILURES", "CBEXEC_TOTAL_OPENS",
+};
+#define N_HOOK_VARS (sizeof(hook_vars) / sizeof(hook_vars[0]))
+
+static int
+is_hook_var(const char *kv)
+{
+	size_t i, n;
+
+	for (i = 0; i < N_HOOK_VARS; i++) {
+		n = strlen(hook_vars[i]);
+		if (strncmp(kv, hook_vars[i], n) == 0 && kv[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+static char *
+env_pair(const char *k, const char *v)
+{
+	size_t kl = strlen(k), vl = strlen(v);
+	char *p = malloc(kl + vl + 2);
+
+	if (p != NULL) {
+		memcpy(p, k, kl);
+		p[kl] = '=';
+		memcpy(p + kl + 1, v, vl + 1);
+	}
+	return p;
+}
+
+/*
+ * The hook's environment, built before fork so the child only has to
+ * execve.  Entries [0, *nborrowed) point into environ; the rest are ours.
+ */
+static char **
+hook_env(const struct reporter *r, const struct cb_transition *t,
+    const struct cb_state *b, long iteration, size_t *nborrowed)
+{
+	char num[N_HOOK_VARS][32];
+	const char *val[N_HOOK_VARS];
+	size_t n = 0, k = 0, i;
+	char **envp, **e;
+
+	for (e = environ; e != NULL && *e != NULL; e++)
+		n++;
+	if ((envp = calloc(n + N_HOOK_VARS + 1, sizeof(*envp))) == NULL)
+		return NULL;
+	for (e = environ; e != NULL && *e != NULL; e++)
+		if (!is_hook_var(*e))
+			envp[k++] = *e;
+	*nborrowed = k;
+
+	val[0] = circuit_name(t->from);
+	val[1] = circuit_name(t->to);
+	val[2] = t->reason;
+	val[3] = r->name != NULL ? r->name : "";
+	val[4] = r->state_path != NULL ? r->state_path : "";
+	snprintf(num[5], sizeof(num[5]), "%ld", iteration);
+	snprintf(num[6], sizeof(num[6]), "%d", b ? b->no_progress_count : 0);
+	snprintf(num[7], sizeof(num[7]), "%d", b ? b->same_error_count : 0);
+	snprintf(num[8], sizeof(num[8]), "%d", b ? b->consecutive_errors : 0);
+	snprintf(num[9], sizeof(num[9]), "%d", b ? b->same_task_failures : 0);
+	snprintf(num[10], sizeof(num[10]), "%ld", b ? b->total_opens : 0L);
+	for (i = 5; i < N_HOOK_VARS; i++)
+		val[i] = num[i];
+	for (i = 0; i < N_HOOK_VARS; i++)
+		if ((envp[k++] = env_pair(hook_vars[i], val[i])) == NULL)
+			goto fail;
+	return envp;
+fail:
+	for (i = *nborrowed; envp[i] != NULL; i++)
+		free(envp[i]);
+	free(envp);
+	return NULL;
+}
+
+/* Move fd above stdin/stdout/stderr so the child's dup2s cannot clobber
+ * it (cbexec may have been started with one of 0-2 closed). */
+static int
+above_stdio(int fd)
+{
+	int nfd;
+
+	if (fd < 0 || fd > STDERR_FILENO)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	close(fd);
+	return nfd;
+}
+
+static void __attribute__((noreturn))
+hook_child(const char *cmd, char **envp, int in, int out)
+{
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	/* Its own group, so the deadline's kill(-pid) takes whatever it
+	 * started along with it. */
+	setpgid(0, 0);
+	if (in >= 0)
+		dup2(in, STDIN_FILENO);
+	dup2(out, STDOUT_FILENO);
+	dup2(out, STDERR_FILENO);
+	/* Handlers from cbexec must not run here before exec replaces them,
+	 * and SIGPIPE (ignored by cbexec) must kill a writer as usual;
+	 * other signals inherited as ignored stay ignored. */
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP ||
+		    sigaction(sig, NULL, &sa) == -1)
+			continue;
+		if (sig == SIGPIPE || (sa.sa_flags & SA_SIGINFO) ||
+		    (sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL)) {
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = SIG_DFL;
+			sigemptyset(&sa.sa_mask);
+			sigaction(sig, &sa, NULL);
+		}
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve("/bin/sh", argv, envp);
+	_exit(127);
+}
+
+struct linebuf {
+	char p[HOOK_LINE_MAX];
+	size_t n;
+};
+
+static void
+hook_output(const struct reporter *r, struct linebuf *lb, const char *p,
+    size_t n, int flush)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] != '\n')
+			lb->p[lb->n++] = p[i];
+		if (p[i] == '\n' || lb->n == sizeof(lb->p)) {
+			say(r, NULL, "hook: %.*s", (int)lb->n, lb->p);
+			lb->n = 0;
+		}
+	}
+	if (flush && lb->n > 0) {
+		say(r, NULL, "hook: %.*s", (int)lb->n, lb->p);
+		lb->n = 0;
+	}
+}
+
+/* Read what is there now without waiting; stop at EOF, error or cap. */
+static void
+hook_drain(const struct reporter *r, struct linebuf *lb, int fd)
+{
+	char buf[4096];
+	size_t total = 0;
+	ssize_t n;
+
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	while (total < HOOK_DRAIN_MAX) {
+		if ((n = read(fd, buf, sizeof(buf))) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		hook_output(r, lb, buf, (size_t)n, 0);
+		total += (size_t)n;
+	}
+}
+
+static void
+hook_wait(struct reporter *r, pid_t pid, int fd, double timeout)
+{
+	struct linebuf lb = { .n = 0 };
+	double deadline = clock_now(CLOCK_MONOTONIC) + timeout, left;
+	int status = 0, done = 0, reaped = 1, ms, slice;
+	char buf[4096], sb[16];
+	struct pollfd pfd;
+	pid_t w;
+	ssize_t n;
+
+	for (;;) {
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid || (w == -1 && errno == ECHILD)) {
+			reaped = w == pid;
+			done = 1;
+			break;
+		}
+		if ((left = deadline - clock_now(CLOCK_MONOTONIC)) <= 0)
+			break;
+		/* Once the pipe is at EOF the hook is normally about to be a
+		 * zombie: look again soon. */
+		slice = fd >= 0 ? HOOK_SLICE_MS : HOOK_SLICE_MS / 10;
+		ms = left * 1000 < slice ? (int)(left * 1000) + 1 : slice;
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		/* With the pipe at EOF this is a sleep until the next pid
+		 * check; a background process holding it open does not
+		 * keep us here past the hook's own exit. */
+		if (poll(&pfd, fd >= 0, ms) <= 0 || fd < 0)
+			continue;
+		if ((n = read(fd, buf, sizeof(buf))) > 0)
+			hook_output(r, &lb, buf, (size_t)n, 0);
+		else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (!done) {
+		/* The group first (what the hook started), then the pid in
+		 * case the child had not reached setpgid yet. */
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		while ((w = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
+			;
+		reaped = w == pid;
+	}
+	if (fd >= 0) {
+		hook_drain(r, &lb, fd);
+		close(fd);
+	}
+	hook_output(r, &lb, NULL, 0, 1);
+	if (!done)
+		report_warn(r, "hook timed out after %gs; killed", timeout);
+	else if (reaped && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		report_warn(r, "hook exited %d", WEXITSTATUS(status));
+	else if (reaped && WIFSIGNALED(status))
+		report_warn(r, "hook killed by %s",
+		    sig_name(WTERMSIG(status), sb, sizeof(sb)));
+}
+
+void
+run_hook(struct reporter *r, const struct cb_transition *t,
+    const struct cb_state *before, long iteration)
+{
+	double timeout = r->hook_timeout > 0 ? r->hook_timeout : HOOK_TIMEOUT;
+	int pfd[2] = { -1, -1 }, in = -1;
+	sigset_t all, old;
+	size_t nb = 0, i;
+	char **envp;
+	pid_t pid;
+
+	if ((envp = hook_env(r, t, before, iteration, &nb)) == NULL) {
+		report_warn(r, "hook: %s", strerror(ENOMEM));
+		return;
+	}
+	if (pipe2(pfd, O_CLOEXEC) == -1) {
+		report_warn(r, "hook: pipe: %s", strerror(errno));
+		goto out;
+	}
+	pfd[0] = above_stdio(pfd[0]);
+	pfd[1] = above_stdio(pfd[1]);
+	in = above_stdio(open("/dev/null", O_RDONLY | O_CLOEXEC));
+	if (pfd[0] < 0 || pfd[1] < 0) {
+		report_warn(r, "hook: %s", strerror(errno));
+		goto out;
+	}
+	/* Blocked so no handler of cbexec's runs in the child before it has
+	 * reset the dispositions. */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		hook_child(r->hook, envp, in, pfd[1]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(pfd[1]);
+	pfd[1] = -1;
+	if (pid == -1) {
+		report_warn(r, "hook: fork: %s", strerror(errno));
+		goto out;
+	}
+	/* Also from this side, so kill(-pid) works whoever runs first. */
+	setpgid(pid, pid);
+	hook_wait(r, pid, pfd[0], timeout);
+	pfd[0] = -1;
+out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	if (in >= 0)
+		close(in);
+	for (i = nb; envp[i] != NULL; i++)
+		free(envp[i]);
+	free(envp);
+}

@@ -1,0 +1,152 @@
+/*
+ * Typed reads of single members of a cJSON object, for loading the state
+ * file (stateparse.c).
+ *
+ * Each reader takes the member's key and the field name to use in an
+ * error ("history[3].iteration"), so a bad hand-edited file is named down
+ * to the field: "field 'F': expected a non-negative integer".  An absent
+ * member leaves the destination as it was and is not an error, which is
+ * how older files keep breaker_init()'s defaults.  Numbers are doubles in
+ * JSON: get_num checks the range before any cast and refuses fractions
+ * where an integer is due, and get_long stops at 2^53, past which a double
+ * no longer holds every integer.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "state.h"
+#include "state_int.h"
+
+/* Integers travel as JSON numbers (doubles): exact up to 2^53. */
+#define MAX_EXACT	9007199254740992.0
+
+int
+bad_field(char *err, size_t errlen, const char *field, const char *want)
+{
+	snprintf(err, errlen, "field '%s': expected %s", field, want);
+	return -1;
+}
+
+/*
+ * An integral number in [min, max] at o[key] into *v; absent leaves *v.
+ * field is the name used in the error.
+ */
+int
+get_num(const cJSON *o, const char *key, const char *field, double min,
+    double max, int integral, double *v, char *err, size_t errlen)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+	const char *want;
+	double d;
+
+	if (j == NULL)
+		return 0;
+	want = !integral ? "a non-negative number" :
+	    min >= 0 ? "a non-negative integer" : "an integer";
+	if (!cJSON_IsNumber(j))
+		return bad_field(err, errlen, field, want);
+	d = j->valuedouble;
+	/* The range test comes first so the cast below is defined. */
+	if (!(d >= min && d <= max) ||
+	    (integral && d != (double)(long long)d))
+		return bad_field(err, errlen, field, want);
+	*v = d;
+	return 0;
+}
+
+int
+get_int(const cJSON *o, const char *key, const char *field, int *v,
+    char *err, size_t errlen)
+{
+	double d = *v;
+
+	if (get_num(o, key, field, 0, INT_MAX, 1, &d, err, errlen) == -1)
+		return -1;
+	*v = (int)d;
+	return 0;
+}
+
+int
+get_long(const cJSON *o, const char *key, const char *field, long *v,
+    char *err, size_t errlen)
+{
+	double d = (double)*v;
+
+	if (get_num(o, key, field, 0, MAX_EXACT, 1, &d, err, errlen) == -1)
+		return -1;
+	*v = (long)d;
+	return 0;
+}
+
+/* A string or null at o[key] into a malloc'd *v (NULL for null/absent). */
+int
+get_str(const cJSON *o, const char *key, const char *field, char **v,
+    char *err, size_t errlen)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (j == NULL || cJSON_IsNull(j))
+		return 0;
+	if (!cJSON_IsString(j))
+		return bad_field(err, errlen, field, "a string or null");
+	if ((*v = strdup(j->valuestring)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* A string that must fit buf (the struct's fixed-size fields). */
+int
+get_buf(const cJSON *o, const char *key, const char *field, char *buf,
+    size_t size, char *err, size_t errlen)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (j == NULL || cJSON_IsNull(j))
+		return 0;
+	if (!cJSON_IsString(j))
+		return bad_field(err, errlen, field, "a string");
+	if (strlen(j->valuestring) >= size) {
+		snprintf(err, errlen, "field '%s': longer than %zu bytes",
+		    field, size - 1);
+		return -1;
+	}
+	strcpy(buf, j->valuestring);
+	return 0;
+}
+
+/* An ISO-8601 timestamp or null (-1) at o[key]. */
+int
+get_time(const cJSON *o, const char *key, const char *field, int nullable,
+    double *t, char *err, size_t errlen)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+	const char *want = nullable ? "an ISO-8601 timestamp or null" :
+	    "an ISO-8601 timestamp";
+
+	if (j == NULL || (nullable && cJSON_IsNull(j)))
+		return 0;
+	if (!cJSON_IsString(j) || iso8601_parse(j->valuestring, t) == -1)
+		return bad_field(err, errlen, field, want);
+	return 0;
+}
+
+int
+get_circuit(const cJSON *o, const char *key, const char *field, int *c,
+    char *err, size_t errlen)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+	enum cb_circuit v;
+
+	if (j == NULL || cJSON_IsNull(j))
+		return 0;
+	if (!cJSON_IsString(j) || circuit_from_name(j->valuestring, &v) == -1)
+		return bad_field(err, errlen, field,
+		    "\"CLOSED\", \"HALF_OPEN\" or \"OPEN\"");
+	*c = (int)v;
+	return 0;
+}

@@ -1,0 +1,164 @@
+/*
+ * The --metrics textfile (SPEC §7): the circuit's state, run, error and
+ * open counters, last run duration and breaker counters in Prometheus
+ * text format 0.0.4, for node_exporter's textfile collector.  Every sample
+ * is labelled circuit="LABEL" (escaped as the format requires);
+ * cbexec_errors_total also carries class="...".
+ *
+ * The text is built in memory and the file replaced atomically (temp file
+ * "FILE.XXXXXX" in the same directory, fsync, rename) so node_exporter
+ * never reads half of it; the temp name does not end in .prom, so the
+ * collector skips it meanwhile.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "report_int.h"
+
+/* A label value: backslash, double quote and newline escaped. */
+static void
+put_label(FILE *f, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(f, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void
+put_head(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void
+put_sample(FILE *f, const char *name, const char *label, const char *cls,
+    long v)
+{
+	fprintf(f, "%s{circuit=\"", name);
+	put_label(f, label);
+	if (cls != NULL)
+		fprintf(f, "\",class=\"%s", cls);
+	fprintf(f, "\"} %ld\n", v);
+}
+
+static char *
+metrics_text(const struct reporter *r, const struct cb_state *s,
+    double secs, size_t *len)
+{
+	static const enum cb_class classes[] = { CB_CLASS_RECOVERABLE,
+	    CB_CLASS_TRANSIENT, CB_CLASS_TIMEOUT, CB_CLASS_FATAL };
+	const char *l = label_of(r);
+	char *p = NULL;
+	size_t i;
+	FILE *f;
+
+	if ((f = open_memstream(&p, len)) == NULL)
+		return NULL;
+	put_head(f, "cbexec_state", "gauge",
+	    "Circuit state (0 CLOSED, 1 HALF_OPEN, 2 OPEN).");
+	put_sample(f, "cbexec_state", l, NULL, (long)s->state);
+	put_head(f, "cbexec_runs_total", "counter",
+	    "Runs over the circuit's lifetime.");
+	put_sample(f, "cbexec_runs_total", l, NULL, s->iteration);
+	put_head(f, "cbexec_errors_total", "counter",
+	    "Failed runs over the circuit's lifetime, by class.");
+	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		put_sample(f, "cbexec_errors_total", l,
+		    class_name(classes[i]), s->errors_total[classes[i]]);
+	put_head(f, "cbexec_opens_total", "counter",
+	    "Times the circuit opened.");
+	put_sample(f, "cbexec_opens_total", l, NULL, s->total_opens);
+	put_head(f, "cbexec_last_run_seconds", "gauge",
+	    "Duration of the last run in seconds.");
+	/* NaN, infinities and negatives would not parse as a sample. */
+	if (!(secs >= 0 && secs < 1e12))
+		secs = 0;
+	fprintf(f, "cbexec_last_run_seconds{circuit=\"");
+	put_label(f, l);
+	fprintf(f, "\"} %.3f\n", secs);
+	put_head(f, "cbexec_no_progress_count", "gauge",
+	    "Consecutive runs without progress.");
+	put_sample(f, "cbexec_no_progress_count", l, NULL,
+	    s->no_progress_count);
+	put_head(f, "cbexec_consecutive_errors", "gauge",
+	    "Consecutive failed runs.");
+	put_sample(f, "cbexec_consecutive_errors", l, NULL,
+	    s->consecutive_errors);
+	put_head(f, "cbexec_same_error_count", "gauge",
+	    "Consecutive runs failing with the same error fingerprint.");
+	put_sample(f, "cbexec_same_error_count", l, NULL, s->same_error_count);
+	if (fclose(f) != 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+int
+report_metrics(struct reporter *r, const struct cb_state *s,
+    double last_run_seconds, char *err, size_t errlen)
+{
+	const char *path = r->metrics_path;
+	char *text = NULL, *tmp = NULL;
+	size_t len = 0, off;
+	ssize_t w;
+	int fd = -1;
+
+	if (path == NULL)
+		return 0;
+	if ((text = metrics_text(r, s, last_run_seconds, &len)) == NULL ||
+	    (tmp = malloc(strlen(path) + 8)) == NULL) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	/* Same directory so rename is atomic; the suffix keeps the textfile
+	 * collector (which reads *.prom) away from the partial file. */
+	sprintf(tmp, "%s.XXXXXX", path);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+		free(tmp);
+		tmp = NULL;
+		goto fail;
+	}
+	if (fchmod(fd, 0644) == -1)
+		goto fail;
+	for (off = 0; off < len; ) {
+		if ((w = write(fd, text + off, len - off)) == -1 &&
+		    errno == EINTR)
+			continue;
+		if (w == -1)
+			goto fail;
+		off += (size_t)w;
+	}
+	if (fsync(fd) == -1)
+		goto fail;
+	if (close(fd) == -1) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) == -1)
+		goto fail;
+	free(tmp);
+	free(text);
+	return 0;
+fail:
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (tmp != NULL)
+		unlink(tmp);
+	free(tmp);
+	free(text);
+	return -1;
+}

@@ -1,0 +1,296 @@
+/*
+ * The state file's JSON, inward (SPEC §6): a cJSON object back into
+ * struct cb_state.  statejson.c writes the shape read here.
+ *
+ * Loading is strict about what is present and lenient about what is
+ * missing: every field is type-checked and a bad one is named in the error,
+ * but an absent counter keeps breaker_init()'s default, so older or
+ * hand-written files still load.  Nothing is ever "repaired": a file that
+ * does not parse is an error, never a fresh circuit, because silently
+ * resetting would re-arm a tripped breaker.  For the same reason "version"
+ * and "state" must be present, and a version newer than STATE_VERSION is
+ * refused.  Loading moves no value, so save(load(x)) is x.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "state.h"
+#include "state_int.h"
+
+static int
+event_from_json(const cJSON *j, size_t i, struct cb_event *e, char *err,
+    size_t errlen)
+{
+	const cJSON *v;
+	char f[64];
+	double d;
+
+	snprintf(f, sizeof(f), "history[%zu]", i);
+	if (!cJSON_IsObject(j))
+		return bad_field(err, errlen, f, "an object");
+#define F(k) (snprintf(f, sizeof(f), "history[%zu].%s", i, k), f)
+	if (cJSON_GetObjectItemCaseSensitive(j, "timestamp") == NULL)
+		return bad_field(err, errlen, F("timestamp"),
+		    "an ISO-8601 timestamp");
+	if (get_time(j, "timestamp", F("timestamp"), 0, &e->ts, err,
+	    errlen) == -1 ||
+	    get_long(j, "iteration", F("iteration"), &e->iteration, err,
+	    errlen) == -1 ||
+	    get_circuit(j, "from_state", F("from_state"), &e->from, err,
+	    errlen) == -1 ||
+	    get_circuit(j, "to_state", F("to_state"), &e->to, err,
+	    errlen) == -1 ||
+	    get_str(j, "reason", F("reason"), &e->reason, err, errlen) == -1 ||
+	    get_str(j, "user", F("user"), &e->user, err, errlen) == -1 ||
+	    get_buf(j, "class", F("class"), e->cls, sizeof(e->cls), err,
+	    errlen) == -1 ||
+	    get_buf(j, "type", F("type"), e->type, sizeof(e->type), err,
+	    errlen) == -1)
+		return -1;
+	v = cJSON_GetObjectItemCaseSensitive(j, "event");
+	if (!cJSON_IsString(v) ||
+	    event_kind_from_name(v->valuestring, &e->kind) == -1)
+		return bad_field(err, errlen, F("event"), "\"state_change\", "
+		    "\"progress\", \"error\", \"reset\" or \"skip\"");
+	v = cJSON_GetObjectItemCaseSensitive(j, "progress");
+	if (v != NULL && !cJSON_IsNull(v)) {
+		if (!cJSON_IsBool(v))
+			return bad_field(err, errlen, F("progress"),
+			    "true, false or null");
+		e->progress = cJSON_IsTrue(v);
+	}
+	v = cJSON_GetObjectItemCaseSensitive(j, "exit_code");
+	if (v != NULL && !cJSON_IsNull(v)) {
+		d = 0;
+		if (get_num(j, "exit_code", F("exit_code"), 0, INT_MAX, 1, &d,
+		    err, errlen) == -1)
+			return -1;
+		e->exit_code = (int)d;
+	}
+#undef F
+	return 0;
+}
+
+static int
+load_history(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+{
+	const cJSON *it;
+	struct cb_event *e;
+	int n;
+
+	if (j == NULL || cJSON_IsNull(j))
+		return 0;
+	if (!cJSON_IsArray(j))
+		return bad_field(err, errlen, "history", "an array");
+	if ((n = cJSON_GetArraySize(j)) == 0)
+		return 0;
+	if ((s->history = calloc((size_t)n, sizeof(*s->history))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	cJSON_ArrayForEach(it, j) {
+		/* Counted before filling so breaker_free() sees its strings. */
+		e = &s->history[s->n_history++];
+		e->from = e->to = e->progress = e->exit_code = -1;
+		if (event_from_json(it, s->n_history - 1, e, err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+load_skipped(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+{
+	const cJSON *it;
+	int n;
+
+	if (j == NULL || cJSON_IsNull(j))
+		return 0;
+	if (!cJSON_IsArray(j))
+		return bad_field(err, errlen, "skipped_phases",
+		    "an array of strings");
+	if ((n = cJSON_GetArraySize(j)) == 0)
+		return 0;
+	if ((s->skipped_phases = calloc((size_t)n, sizeof(char *))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	cJSON_ArrayForEach(it, j) {
+		if (!cJSON_IsString(it))
+			return bad_field(err, errlen, "skipped_phases",
+			    "an array of strings");
+		if ((s->skipped_phases[s->n_skipped] =
+		    strdup(it->valuestring)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		s->n_skipped++;
+	}
+	return 0;
+}
+
+static int
+load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+{
+	const cJSON *v, *le, *et;
+	double d;
+	size_t i;
+	char f[64];
+
+	if (!cJSON_IsObject(j)) {
+		snprintf(err, errlen, "corrupt state file: not a JSON object");
+		return -1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(j, "version");
+	if (v == NULL) {
+		snprintf(err, errlen, "corrupt state file: no 'version'");
+		return -1;
+	}
+	d = 0;
+	if (get_num(j, "version", "version", 1, INT_MAX, 1, &d, err,
+	    errlen) == -1)
+		return bad_field(err, errlen, "version", "a positive integer");
+	if (d > STATE_VERSION) {
+		snprintf(err, errlen, "state version %d is newer than this "
+		    "cbexec supports (%d)", (int)d, STATE_VERSION);
+		return -1;
+	}
+	s->version = (int)d;
+
+	/* Without "state" a default CLOSED could re-arm a tripped breaker. */
+	v = cJSON_GetObjectItemCaseSensitive(j, "state");
+	if (v == NULL) {
+		snprintf(err, errlen, "corrupt state file: no 'state'");
+		return -1;
+	}
+	if (!cJSON_IsString(v) || circuit_from_name(v->valuestring,
+	    &s->state) == -1)
+		return bad_field(err, errlen, "state",
+		    "\"CLOSED\", \"HALF_OPEN\" or \"OPEN\"");
+	v = cJSON_GetObjectItemCaseSensitive(j, "outcome");
+	if (v != NULL && (!cJSON_IsString(v) ||
+	    outcome_from_name(v->valuestring, &s->outcome) == -1))
+		return bad_field(err, errlen, "outcome", "an outcome name "
+		    "(\"OK\", \"OPEN\", \"STUCK\", ...)");
+
+	if (get_str(j, "name", "name", &s->name, err, errlen) == -1 ||
+	    get_str(j, "phase", "phase", &s->phase, err, errlen) == -1 ||
+	    get_int(j, "no_progress_count", "no_progress_count",
+	    &s->no_progress_count, err, errlen) == -1 ||
+	    get_int(j, "same_error_count", "same_error_count",
+	    &s->same_error_count, err, errlen) == -1 ||
+	    get_int(j, "consecutive_errors", "consecutive_errors",
+	    &s->consecutive_errors, err, errlen) == -1 ||
+	    get_int(j, "same_task_failures", "same_task_failures",
+	    &s->same_task_failures, err, errlen) == -1 ||
+	    get_str(j, "last_failed_task", "last_failed_task",
+	    &s->last_failed_task, err, errlen) == -1 ||
+	    get_long(j, "iteration", "iteration", &s->iteration, err,
+	    errlen) == -1 ||
+	    get_long(j, "total_opens", "total_opens", &s->total_opens, err,
+	    errlen) == -1 ||
+	    get_long(j, "last_progress_iteration", "last_progress_iteration",
+	    &s->last_progress_iteration, err, errlen) == -1 ||
+	    get_str(j, "last_fingerprint", "last_fingerprint",
+	    &s->last_fingerprint, err, errlen) == -1 ||
+	    get_str(j, "last_error_hash", "last_error_hash",
+	    &s->last_error_hash, err, errlen) == -1 ||
+	    get_time(j, "opened_at", "opened_at", 1, &s->opened_at, err,
+	    errlen) == -1 ||
+	    get_str(j, "open_reason", "open_reason", &s->open_reason, err,
+	    errlen) == -1 ||
+	    get_str(j, "guidance", "guidance", &s->guidance, err,
+	    errlen) == -1 ||
+	    get_time(j, "updated_at", "updated_at", 1, &s->updated_at, err,
+	    errlen) == -1 ||
+	    get_num(j, "cooldown", "cooldown", 0, 1e12, 0, &s->cooldown, err,
+	    errlen) == -1 ||
+	    get_int(j, "trials_left", "trials_left", &s->trials_left, err,
+	    errlen) == -1)
+		return -1;
+
+	v = cJSON_GetObjectItemCaseSensitive(j, "tripped");
+	if (v != NULL) {
+		if (!cJSON_IsBool(v))
+			return bad_field(err, errlen, "tripped",
+			    "true or false");
+		s->tripped = cJSON_IsTrue(v);
+	}
+
+	v = cJSON_GetObjectItemCaseSensitive(j, "last_progress_metric");
+	if (v != NULL && !cJSON_IsNull(v)) {
+		if (!cJSON_IsObject(v))
+			return bad_field(err, errlen, "last_progress_metric",
+			    "an object");
+		if ((s->last_progress_metric = cJSON_Duplicate(v, 1)) ==
+		    NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+
+	le = cJSON_GetObjectItemCaseSensitive(j, "last_error");
+	if (le != NULL && !cJSON_IsNull(le)) {
+		if (!cJSON_IsObject(le))
+			return bad_field(err, errlen, "last_error",
+			    "an object");
+		d = 0;
+		if (get_buf(le, "class", "last_error.class", s->last_error.cls,
+		    sizeof(s->last_error.cls), err, errlen) == -1 ||
+		    get_buf(le, "type", "last_error.type", s->last_error.type,
+		    sizeof(s->last_error.type), err, errlen) == -1 ||
+		    get_str(le, "message", "last_error.message",
+		    &s->last_error.message, err, errlen) == -1 ||
+		    get_num(le, "exit_code", "last_error.exit_code", INT_MIN,
+		    INT_MAX, 1, &d, err, errlen) == -1)
+			return -1;
+		s->last_error.exit_code = (int)d;
+		/* "" is how a NULL message is written; read it back as NULL. */
+		if (s->last_error.message != NULL &&
+		    s->last_error.message[0] == '\0') {
+			free(s->last_error.message);
+			s->last_error.message = NULL;
+		}
+	}
+
+	et = cJSON_GetObjectItemCaseSensitive(j, "errors_total");
+	if (et != NULL && !cJSON_IsNull(et)) {
+		if (!cJSON_IsObject(et))
+			return bad_field(err, errlen, "errors_total",
+			    "an object");
+		for (i = 0; i < CB_CLASS_COUNT; i++) {
+			snprintf(f, sizeof(f), "errors_total.%s", class_keys[i]);
+			if (get_long(et, class_keys[i], f, &s->errors_total[i],
+			    err, errlen) == -1)
+				return -1;
+		}
+	}
+
+	if (load_skipped(cJSON_GetObjectItemCaseSensitive(j,
+	    "skipped_phases"), s, err, errlen) == -1)
+		return -1;
+	return load_history(cJSON_GetObjectItemCaseSensitive(j, "history"), s,
+	    err, errlen);
+}
+
+/*
+ * On failure *s is freed again, so a caller has nothing to clean up unless
+ * this returned 0.
+ */
+int
+state_from_json(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+{
+	if (breaker_init(s, NULL) == -1) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (load_fields(j, s, err, errlen) == -1) {
+		breaker_free(s);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,228 @@
+/*
+ * Writing the state file (SPEC §6) so that a crash at any instant leaves
+ * the old file or the new one, never a mix.
+ *
+ * The JSON goes to a temp file ".NAME.tmp.XXXXXX" beside the target (same
+ * filesystem, so the rename is atomic), created 0600, fsynced and closed,
+ * then renamed over the target; finally the directory is fsynced so the
+ * rename itself survives a crash.  On any failure the temp file is
+ * removed and the old file is untouched.  Missing parent directories are
+ * created 0700.  With --follow-symlinks the link chain is resolved first
+ * and the file it ends at is replaced, not the link; without it a link at
+ * the path is refused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "state.h"
+
+#define MAX_HOPS	40
+
+int
+state_mkdirs(const char *path, char *err, size_t errlen)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	char *p, *slash;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENAMETOOLONG));
+		return -1;
+	}
+	if ((slash = strrchr(buf, '/')) == NULL)
+		return 0;
+	*slash = '\0';
+	if (buf[0] == '\0' || (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)))
+		return 0;
+	/* Walk down from the top; existing directories are left as they are. */
+	for (p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		if (p[-1] != '/') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(buf, 0700) == -1 && (errno != EEXIST ||
+			    stat(buf, &st) == -1 || !S_ISDIR(st.st_mode))) {
+				int e = errno == EEXIST ? ENOTDIR : errno;
+
+				snprintf(err, errlen, "%s: cannot create "
+				    "directory: %s", buf, strerror(e));
+				return -1;
+			}
+			*p = c;
+		}
+		if (*p == '\0')
+			break;
+	}
+	return 0;
+}
+
+/*
+ * Follow path's symlinks to the file they finally name (which may not exist
+ * yet), so the rename replaces that file and not the link.
+ */
+static int
+resolve_link(const char *path, char *out, size_t outlen)
+{
+	char link[PATH_MAX];
+	struct stat st;
+	const char *slash;
+	ssize_t n;
+	int hops, w;
+
+	if (snprintf(out, outlen, "%s", path) >= (int)outlen)
+		return errno = ENAMETOOLONG, -1;
+	for (hops = 0;; hops++) {
+		if (lstat(out, &st) == -1)
+			return errno == ENOENT ? 0 : -1;
+		if (!S_ISLNK(st.st_mode))
+			return 0;
+		if (hops == MAX_HOPS)
+			return errno = ELOOP, -1;
+		if ((n = readlink(out, link, sizeof(link) - 1)) == -1)
+			return -1;
+		link[n] = '\0';
+		slash = strrchr(out, '/');
+		if (link[0] == '/' || slash == NULL)
+			w = snprintf(out, outlen, "%s", link);
+		else {
+			/* Relative to the link's own directory. */
+			char dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out),
+			    out);
+			w = snprintf(out, outlen, "%s/%s", dir, link);
+		}
+		if (w < 0 || (size_t)w >= outlen)
+			return errno = ENAMETOOLONG, -1;
+	}
+}
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+state_save(const char *path, int follow_symlinks, const struct cb_state *s,
+    char *err, size_t errlen)
+{
+	char target[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX];
+	const char *base, *slash;
+	char *text = NULL;
+	struct stat st;
+	cJSON *j;
+	int fd = -1, dfd, e;
+
+	if (follow_symlinks) {
+		if (resolve_link(path, target, sizeof(target)) == -1) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+	} else {
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+			snprintf(err, errlen, "%s: is a symbolic link "
+			    "(use --follow-symlinks)", path);
+			return -1;
+		}
+		if (snprintf(target, sizeof(target), "%s", path) >=
+		    (int)sizeof(target)) {
+			snprintf(err, errlen, "%s: %s", path,
+			    strerror(ENAMETOOLONG));
+			return -1;
+		}
+	}
+	if (state_mkdirs(target, err, errlen) == -1)
+		return -1;
+	if ((slash = strrchr(target, '/')) != NULL) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target),
+		    target);
+		if (dir[0] == '\0')
+			strcpy(dir, "/");
+		base = slash + 1;
+	} else {
+		strcpy(dir, ".");
+		base = target;
+	}
+	if (base[0] == '\0') {
+		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
+		return -1;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.XXXXXX", dir, base) >=
+	    (int)sizeof(tmp)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENAMETOOLONG));
+		return -1;
+	}
+
+	if ((j = state_to_json(s)) == NULL || (text = cJSON_Print(j)) == NULL) {
+		cJSON_Delete(j);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	cJSON_Delete(j);
+
+	/* mkostemp creates 0600 already; fchmod states the intent anyway. */
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+		tmp[0] = '\0';
+		goto fail;
+	}
+	if (fchmod(fd, 0600) == -1 ||
+	    write_all(fd, text, strlen(text)) == -1 ||
+	    write_all(fd, "\n", 1) == -1 ||
+	    fsync(fd) == -1)
+		goto fail;
+	/* NFS reports a failed write-back (EIO, ENOSPC) only at close. */
+	e = close(fd);
+	fd = -1;
+	if (e == -1 || rename(tmp, target) == -1)
+		goto fail;
+	tmp[0] = '\0';
+	free(text);
+	text = NULL;
+
+	/* The rename is durable only once the directory entry is on disk. */
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: sync of directory failed: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	/* Some filesystems cannot fsync a directory; that is not our error. */
+	if (fsync(dfd) == -1 && errno != EINVAL && errno != ENOTSUP) {
+		snprintf(err, errlen, "%s: sync of directory failed: %s", path,
+		    strerror(errno));
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	return 0;
+fail:
+	e = errno;
+	if (fd != -1)
+		close(fd);
+	if (tmp[0] != '\0')
+		unlink(tmp);
+	free(text);
+	snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
+	return -1;
+}
