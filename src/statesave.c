@@ -11,6 +11,7 @@
  * and the file it ends at is replaced, not the link; without it a link at
  * the path is refused.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -124,6 +125,33 @@ write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * Remove ".BASE.tmp.XXXXXX" files a writer killed mid-save left behind.
+ * Every caller holds the circuit's lock, so no live writer owns one; once
+ * per process is enough, a loop of runs need not read the directory again.
+ */
+static void
+remove_stale_temps(const char *dir, const char *base)
+{
+	static int done;
+	char prefix[NAME_MAX + 8];
+	size_t plen;
+	struct dirent *d;
+	DIR *dp;
+
+	if (done)
+		return;
+	done = 1;
+	plen = (size_t)snprintf(prefix, sizeof(prefix), ".%s.tmp.", base);
+	if (plen >= sizeof(prefix) || (dp = opendir(dir)) == NULL)
+		return;
+	while ((d = readdir(dp)) != NULL)
+		if (strncmp(d->d_name, prefix, plen) == 0 &&
+		    strlen(d->d_name) == plen + 6)
+			unlinkat(dirfd(dp), d->d_name, 0);
+	closedir(dp);
+}
+
 int
 state_save(const char *path, int follow_symlinks, const struct cb_state *s,
     char *err, size_t errlen)
@@ -181,6 +209,7 @@ state_save(const char *path, int follow_symlinks, const struct cb_state *s,
 		return -1;
 	}
 	cJSON_Delete(j);
+	remove_stale_temps(dir, base);
 
 	/* mkostemp creates 0600 already; fchmod states the intent anyway. */
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
