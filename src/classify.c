@@ -241,8 +241,6 @@ classify(const struct rule *rules, size_t n_rules,
 
 	memset(out, 0, sizeof(*out));
 	out->cls = CB_CLASS_SUCCESS;
-	if (builtins_init() == -1)
-		return -1;
 
 	if (f->exec_errno != 0) {
 		type = f->exec_errno == ENOENT ? "command_not_found" :
@@ -284,6 +282,9 @@ classify(const struct rule *rules, size_t n_rules,
 	}
 	if (ok)
 		goto success;
+	/* Compiled on the first failure only: a successful run pays nothing. */
+	if (builtins_init() == -1)
+		goto fail;
 
 	if (f->signo != 0)
 		snprintf(fallback, sizeof(fallback), "killed by signal %s",
