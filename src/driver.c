@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +87,9 @@ backoff_delay(const struct options *o, int n)
 
 	if (o->backoff <= 0 || n <= 0)
 		return 0;
-	d = o->backoff * pow(2, n > 60 ? 60 : n - 1);
+	d = o->backoff;
+	while (--n > 0 && d < o->backoff_max)
+		d *= 2;
 	if (d > o->backoff_max)
 		d = o->backoff_max;
 	/* ±20% jitter so that many agents do not retry in lock step. */

@@ -5,15 +5,15 @@
  * spellings; either end closes either start).
  *
  * The scanner sits on the path that copies the command's stdout, so outside
- * a block it does no per-byte work: memmem() looks for "STATUS---", the tail
- * all four markers share, and only at a hit are the bytes before it
- * compared.  A marker split between feeds is found by searching the carry
- * (the last 22 bytes seen, one less than the longest marker) joined with
- * the head of the next feed; only hits starting in the carry count there,
- * so nothing is found twice.  Markers count anywhere, not only at line
- * start: inside a JSON string they follow a \n escape, and a stray marker
- * in prose does no harm because a new start marker restarts the block and
- * a block with no KEY: value line is ignored.
+ * a block it does no per-byte work: find_tail() looks for "STATUS---" (the
+ * tail all four markers share) with memchr, and only at a hit are the bytes
+ * before it compared.  A marker split between feeds is found by searching
+ * the carry (the last 22 bytes seen, one less than the longest marker)
+ * joined with the head of the next feed; only hits starting in the carry
+ * count there, so nothing is found twice.  Markers count anywhere, not only
+ * at line start: inside a JSON string they follow a \n escape, and a stray
+ * marker in prose does no harm because a new start marker restarts the block
+ * and a block with no KEY: value line is ignored.
  *
  * Inside a block the bytes go into a buffer of 64 KiB plus room for the
  * end marker; past that they are only counted, and the block is dropped at
@@ -252,6 +252,26 @@ marker_at(const char *b, size_t h)
 	return NULL;
 }
 
+/*
+ * The first "STATUS---" in p[0..n).  memchr finds dashes with vector
+ * instructions; glibc's memmem has none, and this runs over every byte a
+ * command writes to stdout.
+ */
+static const char *
+find_tail(const char *p, size_t n)
+{
+	const char *d, *end = p + n;
+
+	if (n < TAIL_LEN)
+		return NULL;
+	for (d = p + TAIL_LEN - 3; d < end - 2 &&
+	    (d = memchr(d, '-', (size_t)(end - 2 - d))) != NULL; d++)
+		if (d[1] == '-' && d[2] == '-' &&
+		    memcmp(d - (TAIL_LEN - 3), TAIL, TAIL_LEN - 3) == 0)
+			return d - (TAIL_LEN - 3);
+	return NULL;
+}
+
 /* The first marker in carry + p; *end is where it ends in p. */
 static const struct marker *
 next_marker(struct status_scanner *s, const char *p, size_t n, size_t *end)
@@ -277,8 +297,7 @@ next_marker(struct status_scanner *s, const char *p, size_t n, size_t *end)
 			}
 		}
 	}
-	for (q = p; (q = memmem(q, n - (size_t)(q - p), TAIL, TAIL_LEN)) !=
-	    NULL; q++) {
+	for (q = p; (q = find_tail(q, n - (size_t)(q - p))) != NULL; q++) {
 		h = (size_t)(q - p);
 		if ((m = marker_at(p, h)) != NULL) {
 			*end = h + TAIL_LEN;

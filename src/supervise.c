@@ -58,6 +58,9 @@ struct run {
 	enum phase phase;
 	int reaped;
 	int cleanup_kill;	/* leftovers get SIGKILL now */
+	int cleanup_begun;	/* the group had its SIGTERM */
+	int termed_all;		/* every child of ours had its SIGTERM too */
+	double cleanup_at;
 	int fg_tty;
 	double start;
 	ev_child cw, anyw;
@@ -221,6 +224,13 @@ start_drain(struct run *r)
 	check_done(r);
 }
 
+/*
+ * CLEANUP: runs first from a zero timer, after libev has reaped every
+ * child that already died, then on each child reaped and every 10 ms.  The
+ * group gets SIGTERM at once; children outside it (daemons that called
+ * setsid) are named by a walk of /proc only if they are still there 10 ms
+ * later, so a run whose group dies at once never pays for the walk.
+ */
 static void
 check_leftovers(struct run *r)
 {
@@ -228,8 +238,22 @@ check_leftovers(struct run *r)
 		start_drain(r);
 		return;
 	}
-	if (r->cleanup_kill)
+	if (!r->cleanup_begun) {
+		r->cleanup_begun = 1;
+		r->cleanup_at = sup_now();
+		ev_timer_stop(loop, &r->t_kill);
+		if (!r->cleanup_kill && r->cfg->kill_after > 0) {
+			ev_timer_set(&r->t_kill, r->cfg->kill_after, 0);
+			ev_timer_start(loop, &r->t_kill);
+		} else
+			r->cleanup_kill = 1;
+		kill(-r->pid, r->cleanup_kill ? SIGKILL : SIGTERM);
+	} else if (r->cleanup_kill)
 		spawn_kill_leftovers(r->pid, SIGKILL);
+	else if (!r->termed_all && sup_now() - r->cleanup_at >= 0.01) {
+		spawn_kill_leftovers(r->pid, SIGTERM);
+		r->termed_all = 1;
+	}
 	if (!ev_is_active(&r->t_poll))
 		ev_timer_again(loop, &r->t_poll);
 }
@@ -238,18 +262,9 @@ static void
 begin_cleanup(struct run *r)
 {
 	r->phase = CLEANUP;
-	if (!spawn_leftovers(r->pid)) {
-		start_drain(r);
-		return;
-	}
-	spawn_kill_leftovers(r->pid, SIGTERM);
-	ev_timer_stop(loop, &r->t_kill);
-	if (r->cfg->kill_after > 0) {
-		ev_timer_set(&r->t_kill, r->cfg->kill_after, 0);
-		ev_timer_start(loop, &r->t_kill);
-	} else
-		r->cleanup_kill = 1;
-	check_leftovers(r);
+	ev_timer_stop(loop, &r->t_poll);
+	ev_timer_set(&r->t_poll, 0, 0.01);
+	ev_timer_start(loop, &r->t_poll);
 }
 
 static void
