@@ -9,10 +9,16 @@ ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
 PKG_CONFIG ?= pkg-config
 
 CFLAGS ?= -g -O2
+# libcrypto is loaded at run time, on the first digest (src/digest.c): its
+# headers are needed here, its library only by its soname.
+CRYPTO_SONAME ?= $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir \
+	libcrypto 2>/dev/null)/libcrypto.so" 2>/dev/null | \
+	awk '/SONAME/ { print $$2 }')
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
-	-Iinclude $(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null)
-LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson libcrypto 2>/dev/null) -lev -lm
+	-Iinclude $(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null) \
+	-DCRYPTO_SONAME='"$(or $(CRYPTO_SONAME),libcrypto.so.3)"'
+LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) -lev
 
 SRC = $(wildcard src/*.c)
 OBJ = $(SRC:.c=.o)
