@@ -16,6 +16,9 @@ int digest_update(struct digest *d, const void *p, size_t n);	/* 0 / -1 */
 int digest_final(struct digest *d, char hex[DIGEST_HEX_LEN + 1]);
 void digest_abort(struct digest *d);	/* frees d without a result */
 
+/* Load libcrypto now rather than at the first digest; 0 / -1. */
+int digest_prepare(void);
+
 /* One-shot helper. */
 int digest_hex(const void *p, size_t n, char hex[DIGEST_HEX_LEN + 1]);
 

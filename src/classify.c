@@ -226,6 +226,12 @@ exec_message(const char *cmd, int errnum)
 	return s;
 }
 
+void
+classify_prepare(void)
+{
+	(void)builtins_init();
+}
+
 int
 classify(const struct rule *rules, size_t n_rules,
     const struct run_facts *f, struct classification *out)

@@ -65,6 +65,16 @@ struct digest {
 	EVP_MD_CTX *ctx;
 };
 
+int
+digest_prepare(void)
+{
+	char hex[DIGEST_HEX_LEN + 1];
+
+	/* One digest also makes OpenSSL fetch SHA-256 from its provider,
+	 * the slow part of the first digest after the load. */
+	return load() == -1 ? -1 : digest_hex("", 0, hex);
+}
+
 struct digest *
 digest_new(void)
 {

@@ -32,6 +32,8 @@
 
 #include <ev.h>
 
+#include "classify.h"
+#include "digest.h"
 #include "spawn.h"
 #include "supervise.h"
 
@@ -341,6 +343,11 @@ stop_command(struct run *r, int sig)
 		return;
 	}
 	group_kill(r, sig);
+	/* While the command dies, do what its failure will need: the
+	 * fingerprint's libcrypto and the classifier's rules.  This is time
+	 * cbexec would otherwise spend after the command's exit. */
+	digest_prepare();
+	classify_prepare();
 	if (ev_is_active(&r->t_kill))
 		return;
 	if (r->cfg->kill_after > 0) {
