@@ -1,0 +1,174 @@
+/*
+ * The breaker's data (include/breaker.h): the names of states, outcomes
+ * and events as the state file spells them, the built-in limits, a fresh
+ * CLOSED circuit, freeing one, and the bounded history that every rule
+ * appends to.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "breaker.h"
+
+static const char *const circuit_names[] = { "CLOSED", "HALF_OPEN", "OPEN" };
+static const char *const outcome_names[] = {
+	"OK", "OPEN", "STUCK", "ABORT", "BUSY", "TIMEOUT", "ERROR", "EXIT",
+	"SIGNAL", "NOEXEC", "NOTFOUND", "SKIP"
+};
+static const char *const event_names[] = {
+	"state_change", "progress", "error", "reset", "skip"
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+static int
+lookup(const char *const *names, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s != NULL && i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+circuit_name(enum cb_circuit c)
+{
+	return (unsigned)c < NELEM(circuit_names) ? circuit_names[c] : "?";
+}
+
+int
+circuit_from_name(const char *s, enum cb_circuit *c)
+{
+	int i = lookup(circuit_names, NELEM(circuit_names), s);
+
+	if (i < 0)
+		return -1;
+	*c = (enum cb_circuit)i;
+	return 0;
+}
+
+const char *
+outcome_name(enum cb_outcome o)
+{
+	return (unsigned)o < NELEM(outcome_names) ? outcome_names[o] : "?";
+}
+
+int
+outcome_from_name(const char *s, enum cb_outcome *o)
+{
+	int i = lookup(outcome_names, NELEM(outcome_names), s);
+
+	if (i < 0)
+		return -1;
+	*o = (enum cb_outcome)i;
+	return 0;
+}
+
+const char *
+event_kind_name(enum cb_event_kind k)
+{
+	return (unsigned)k < NELEM(event_names) ? event_names[k] : "?";
+}
+
+int
+event_kind_from_name(const char *s, enum cb_event_kind *k)
+{
+	int i = lookup(event_names, NELEM(event_names), s);
+
+	if (i < 0)
+		return -1;
+	*k = (enum cb_event_kind)i;
+	return 0;
+}
+
+void
+breaker_default_limits(struct cb_limits *l)
+{
+	l->no_progress = 3;
+	l->same_error = 5;
+	l->half_open_after = 2;
+	l->max_consecutive_errors = 5;
+	l->max_retries = 3;
+	l->half_open_trials = 1;
+	l->cooldown = 0;
+	l->history_size = 100;
+}
+
+int
+breaker_init(struct cb_state *s, const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	s->version = 1;
+	s->state = CB_CLOSED;
+	s->opened_at = -1;
+	s->updated_at = -1;
+	s->outcome = OUT_OK;
+	if (name != NULL && (s->name = strdup(name)) == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+event_free(struct cb_event *e)
+{
+	free(e->reason);
+	free(e->user);
+}
+
+void
+breaker_free(struct cb_state *s)
+{
+	size_t i;
+
+	free(s->name);
+	free(s->phase);
+	free(s->last_failed_task);
+	cJSON_Delete(s->last_progress_metric);
+	free(s->last_fingerprint);
+	free(s->last_error_hash);
+	free(s->last_error.message);
+	free(s->open_reason);
+	free(s->guidance);
+	for (i = 0; i < s->n_skipped; i++)
+		free(s->skipped_phases[i]);
+	free(s->skipped_phases);
+	for (i = 0; i < s->n_history; i++)
+		event_free(&s->history[i]);
+	free(s->history);
+	memset(s, 0, sizeof(*s));
+}
+
+static char *
+dup_or_null(const char *p)
+{
+	return p != NULL ? strdup(p) : NULL;
+}
+
+void
+breaker_add_event(struct cb_state *s, int max, const struct cb_event *e)
+{
+	struct cb_event *h, copy = *e;
+
+	if (max <= 0)
+		return;
+	copy.reason = dup_or_null(e->reason);
+	copy.user = dup_or_null(e->user);
+	/* Drop the oldest first, so the array never grows past max. */
+	while (s->n_history >= (size_t)max) {
+		event_free(&s->history[0]);
+		memmove(&s->history[0], &s->history[1],
+		    (s->n_history - 1) * sizeof(*s->history));
+		s->n_history--;
+	}
+	h = realloc(s->history, (s->n_history + 1) * sizeof(*h));
+	if (h == NULL) {
+		/* History is advisory; losing one entry beats failing. */
+		event_free(&copy);
+		return;
+	}
+	s->history = h;
+	s->history[s->n_history++] = copy;
+}
+
