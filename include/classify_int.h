@@ -63,6 +63,8 @@ struct text {
 /* text.c */
 int text_init(struct text *t, const char *p, size_t len);	/* 0 / -1 */
 void text_free(struct text *t);
+/* A copy of t with each cleaned line cut to cap bytes (for user rules). */
+int text_cap_lines(const struct text *t, size_t cap, struct text *out);
 /* First non-blank line where re matches, or -1. */
 long re_first(const regex_t *re, const struct text *t);
 /* First line holding the HTTP status code as a number of its own, or -1. */

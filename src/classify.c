@@ -226,6 +226,9 @@ exec_message(const char *cmd, int errnum)
 	return s;
 }
 
+/* What a user rule sees of one line: see text_cap_lines(). */
+#define USER_LINE_MAX 4096
+
 void
 classify_prepare(void)
 {
@@ -236,7 +239,7 @@ int
 classify(const struct rule *rules, size_t n_rules,
     const struct run_facts *f, struct classification *out)
 {
-	struct text err = { 0 }, so = { 0 };
+	struct text err = { 0 }, so = { 0 }, uerr = { 0 }, uso = { 0 };
 	const struct text *src;
 	const char *type = NULL;
 	enum cb_class cls = CB_CLASS_RECOVERABLE;
@@ -265,6 +268,9 @@ classify(const struct rule *rules, size_t n_rules,
 			goto fail;
 		have_out = 1;
 	}
+	if (n_rules > 0 && (text_cap_lines(&err, USER_LINE_MAX, &uerr) == -1 ||
+	    (have_out && text_cap_lines(&so, USER_LINE_MAX, &uso) == -1)))
+		goto fail;
 
 	for (i = 0; i < n_rules; i++) {
 		if (!rule_applies(&rules[i], f, ok))
@@ -272,9 +278,9 @@ classify(const struct rule *rules, size_t n_rules,
 		line = -1;
 		src = &err;
 		if (rules[i].streams & RULE_STDERR)
-			line = re_first(&rules[i].re, &err);
+			line = re_first(&rules[i].re, &uerr);
 		if (line < 0 && (rules[i].streams & RULE_STDOUT) && have_out) {
-			line = re_first(&rules[i].re, &so);
+			line = re_first(&rules[i].re, &uso);
 			src = &so;
 		}
 		if (line < 0)
@@ -349,6 +355,8 @@ success:
 fail:
 	text_free(&err);
 	text_free(&so);
+	text_free(&uerr);
+	text_free(&uso);
 	if (rc == -1) {
 		classification_free(out);
 		memset(out, 0, sizeof(*out));

@@ -171,6 +171,19 @@ set_count(int *dst, long min, const struct opt *op, const char *v, char *err,
 	return 0;
 }
 
+/* Free text that ends up in the state file, which is always UTF-8. */
+static int
+set_text(char **dst, const char *v)
+{
+	char *p = utf8_sanitize(v, strlen(v));
+
+	if (p == NULL)
+		return -1;
+	free(*dst);
+	*dst = p;
+	return 0;
+}
+
 /* Apply one option.  Flags ignore v (NULL from argv). */
 static int
 set_option(struct options *o, const struct opt *op, const char *v,
@@ -224,7 +237,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		o->last = n;
 		return 0;
 	case O_REASON:
-		return replace_str(&o->reason, v);
+		return set_text(&o->reason, v);
 	case O_PHASE:
 		if (*v == '\0')
 			return fail(err, len, "empty phase name for --phase");
@@ -255,7 +268,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 	case O_DELAY:
 		return set_duration(&o->delay, op, v, err, len);
 	case O_TASK:
-		return replace_str(&o->task, v);
+		return set_text(&o->task, v);
 	case O_BACKOFF: {
 		char buf[64];
 

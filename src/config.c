@@ -231,9 +231,8 @@ load_rule(struct rule *r, const cJSON *def, int i, const char *path,
 {
 	const cJSON *k, *e;
 	const char *match = NULL, *type = NULL;
-	int streams = 0, *codes = NULL, rc;
+	int streams = 0, *codes = NULL, *nc, have_codes = 0, rc = -1;
 	size_t n_codes = 0;
-	int have_codes = 0;
 	enum cb_class cls = CB_CLASS_RECOVERABLE;
 	char sub[256];
 
@@ -248,10 +247,12 @@ load_rule(struct rule *r, const cJSON *def, int i, const char *path,
 		else if (strcmp(k->string, "class") == 0 &&
 		    cJSON_IsString(k)) {
 			if (class_from_name(k->valuestring, &cls) == -1 ||
-			    cls == CB_CLASS_SUCCESS || cls == CB_CLASS_TIMEOUT)
-				return fail(err, len, "%s: rules[%d].class: "
-				    "'%s' is not recoverable, transient or "
-				    "fatal", path, i, k->valuestring);
+			    cls == CB_CLASS_SUCCESS || cls == CB_CLASS_TIMEOUT) {
+				fail(err, len, "%s: rules[%d].class: '%s' is "
+				    "not recoverable, transient or fatal", path,
+				    i, k->valuestring);
+				goto out;
+			}
 		} else if (strcmp(k->string, "stream") == 0 &&
 		    cJSON_IsString(k)) {
 			if (strcmp(k->valuestring, "stderr") == 0)
@@ -260,52 +261,55 @@ load_rule(struct rule *r, const cJSON *def, int i, const char *path,
 				streams |= RULE_STDOUT;
 			else if (strcmp(k->valuestring, "both") == 0)
 				streams |= RULE_STDERR | RULE_STDOUT;
-			else
-				return fail(err, len, "%s: rules[%d].stream: "
-				    "expected stderr, stdout or both", path, i);
+			else {
+				fail(err, len, "%s: rules[%d].stream: expected "
+				    "stderr, stdout or both", path, i);
+				goto out;
+			}
 		} else if (strcmp(k->string, "exit") == 0 &&
 		    cJSON_IsArray(k)) {
 			have_codes = 1;
 			cJSON_ArrayForEach(e, k) {
-				int *nc;
-
 				if (!cJSON_IsNumber(e) || e->valuedouble < 0 ||
 				    e->valuedouble > 255 ||
 				    e->valuedouble != (int)e->valuedouble) {
-					free(codes);
-					return fail(err, len, "%s: rules[%d]."
-					    "exit: expected exit codes 0-255",
-					    path, i);
+					fail(err, len, "%s: rules[%d].exit: "
+					    "expected exit codes 0-255", path, i);
+					goto out;
 				}
 				nc = realloc(codes, (n_codes + 1) * sizeof(*nc));
 				if (nc == NULL) {
-					free(codes);
-					return fail(err, len, "out of memory");
+					fail(err, len, "out of memory");
+					goto out;
 				}
 				codes = nc;
 				codes[n_codes++] = (int)e->valuedouble;
 			}
 		} else {
-			free(codes);
-			return fail(err, len, "%s: rules[%d]: unknown key or "
-			    "bad value '%s'", path, i, k->string);
+			fail(err, len, "%s: rules[%d]: unknown key or bad value "
+			    "'%s'", path, i, k->string);
+			goto out;
 		}
 	}
 	if (match == NULL || type == NULL || *type == '\0') {
-		free(codes);
-		return fail(err, len, "%s: rules[%d]: needs \"match\" and "
-		    "\"type\"", path, i);
+		fail(err, len, "%s: rules[%d]: needs \"match\" and \"type\"",
+		    path, i);
+		goto out;
 	}
 	if (have_codes && n_codes == 0) {
-		return fail(err, len, "%s: rules[%d].exit: empty list", path,
-		    i);
+		fail(err, len, "%s: rules[%d].exit: empty list", path, i);
+		goto out;
 	}
-	rc = rule_init(r, match, streams ? streams : RULE_STDERR,
-	    have_codes ? codes : NULL, n_codes, cls, type, sub, sizeof(sub));
+	if (rule_init(r, match, streams ? streams : RULE_STDERR,
+	    have_codes ? codes : NULL, n_codes, cls, type, sub,
+	    sizeof(sub)) == -1) {
+		fail(err, len, "%s: rules[%d].match: %s", path, i, sub);
+		goto out;
+	}
+	rc = 0;
+out:
 	free(codes);
-	if (rc == -1)
-		return fail(err, len, "%s: rules[%d].match: %s", path, i, sub);
-	return 0;
+	return rc;
 }
 
 static int

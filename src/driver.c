@@ -80,6 +80,8 @@ set_str(char **dst, const char *s)
 }
 
 /* Backoff before the next run after n consecutive failures. */
+#define GUIDANCE_MAX 4096
+
 static double
 backoff_delay(const struct options *o, int n)
 {
@@ -121,7 +123,16 @@ opened(struct inv *v, const struct status_report *st, int code)
 		report_event(&v->rep, "skip", v->s.phase);
 		return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_OK;
 	case 'm':
-		set_str(&v->s.guidance, guidance);
+		/* Typed at a terminal: make it UTF-8, and short enough
+		 * that CBEXEC_GUIDANCE never makes exec fail with E2BIG. */
+		if (strlen(guidance) > GUIDANCE_MAX)
+			guidance[GUIDANCE_MAX] = '\0';
+		{
+			char *g = utf8_sanitize(guidance, strlen(guidance));
+
+			set_str(&v->s.guidance, g != NULL ? g : "");
+			free(g);
+		}
 		report_event(&v->rep, "guidance", guidance);
 		free(guidance);
 		/* FALLTHROUGH */

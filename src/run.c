@@ -187,7 +187,7 @@ one_run(struct inv *v, int *code, int *failed)
 	struct cb_run run;
 	struct cb_result res;
 	struct run_report rr;
-	char sfile[4096], err[512];
+	char sfile[4096], err[512], *task = NULL;
 	const char *tmpdir = getenv("TMPDIR");
 	double started;
 	int ret = -1, progress, success;
@@ -274,7 +274,11 @@ one_run(struct inv *v, int *code, int *failed)
 	run.type = c.type;
 	run.message = c.message;
 	run.hash = c.hash;
-	run.task = st.task != NULL ? st.task : o->task;
+	/* A task the command reported goes into the state file: UTF-8. */
+	if (st.task != NULL && (task = utf8_sanitize(st.task,
+	    strlen(st.task))) == NULL)
+		goto oom_result;
+	run.task = task != NULL ? task : o->task;
 	run.exit_code = r.signo != 0 ? CB_EXIT_SIGNAL + r.signo : r.exit_code;
 	if (r.exec_errno != 0)
 		run.exit_code = r.exec_errno == ENOENT ? 127 : 126;
@@ -338,6 +342,7 @@ one_run(struct inv *v, int *code, int *failed)
 out:
 	sup_result_free(&r);
 out_noresult:
+	free(task);
 	classification_free(&c);
 	status_free(&st);
 	status_free(&cmd);
@@ -347,6 +352,7 @@ out_noresult:
 	return ret;
 oom_result:
 	sup_result_free(&r);
+	classification_free(&c);
 oom:
 	fprintf(stderr, "cbexec: out of memory\n");
 	status_scanner_free(sc);

@@ -36,6 +36,46 @@ line_offsets(const char *s, size_t len, size_t n)
 	return off;
 }
 
+/*
+ * A copy of t whose cleaned lines are cut to cap bytes, for user rules:
+ * glibc's regexec can take time quadratic in a line's length on a pattern
+ * like (a+)+$, and a 64 KiB line must not stall cbexec for a minute.
+ * Line numbers and the raw text stay those of t; a cut line ends in a
+ * control byte, so its cut end never matches as its real end.
+ */
+int
+text_cap_lines(const struct text *t, size_t cap, struct text *out)
+{
+	struct sbuf b = { 0 };
+	size_t i, start, end, clen = strlen(t->clean), rlen = strlen(t->raw);
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < t->n; i++) {
+		start = t->clean_off[i];
+		end = i + 1 < t->n ? t->clean_off[i + 1] - 1 : clen;
+		if (end - start > cap) {
+			/* A cut line must not look like it ended there: $
+			 * or a pattern ending in a class would match the
+			 * cut.  A control byte hides the real end. */
+			sb_add(&b, t->clean + start, cap);
+			sb_add(&b, "\001", 1);
+		} else
+			sb_add(&b, t->clean + start, end - start);
+		if (i + 1 < t->n)
+			sb_add(&b, "\n", 1);
+	}
+	out->n = t->n;
+	if ((out->clean = sb_take(&b)) == NULL ||
+	    (out->raw = strdup(t->raw)) == NULL ||
+	    (out->raw_off = line_offsets(out->raw, rlen, t->n)) == NULL ||
+	    (out->clean_off = line_offsets(out->clean, strlen(out->clean),
+	    t->n)) == NULL) {
+		text_free(out);
+		return -1;
+	}
+	return 0;
+}
+
 void
 text_free(struct text *t)
 {
