@@ -79,10 +79,6 @@ int classify(const struct rule *rules, size_t n_rules,
     const struct run_facts *f, struct classification *out);
 void classification_free(struct classification *c);
 
-/* Do now the one-time work of classifying a failure (compiling the
- * built-in rules), e.g. while a timed-out command is dying. */
-void classify_prepare(void);
-
 /*
  * The normalised form of msg (malloc'd): ANSI escapes stripped, ISO-8601
  * timestamps -> <TS>, UUIDs -> <UUID>, 0x-hex and 8+ char hex words with a

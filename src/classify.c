@@ -229,12 +229,6 @@ exec_message(const char *cmd, int errnum)
 /* What a user rule sees of one line: see text_cap_lines(). */
 #define USER_LINE_MAX 4096
 
-void
-classify_prepare(void)
-{
-	(void)builtins_init();
-}
-
 int
 classify(const struct rule *rules, size_t n_rules,
     const struct run_facts *f, struct classification *out)
@@ -294,10 +288,6 @@ classify(const struct rule *rules, size_t n_rules,
 	}
 	if (ok)
 		goto success;
-	/* Compiled on the first failure only: a successful run pays nothing. */
-	if (builtins_init() == -1)
-		goto fail;
-
 	if (f->signo != 0)
 		snprintf(fallback, sizeof(fallback), "killed by signal %s",
 		    sig_abbrev(f->signo, sigbuf, sizeof(sigbuf)));
@@ -310,6 +300,10 @@ classify(const struct rule *rules, size_t n_rules,
 		msg = last_line(&err, "timed out");
 		goto found;
 	}
+	/* Compiled when first needed: a run that succeeded or timed out
+	 * pays nothing for the table. */
+	if (builtins_init() == -1)
+		goto fail;
 	for (i = 0; i < NELEM(builtins); i++) {
 		line = row_first(i, 0, &err);
 		if (line < 0 && !(f->signo == 0 && builtins[i].exit_code >= 0 &&

@@ -32,7 +32,6 @@
 
 #include <ev.h>
 
-#include "classify.h"
 #include "digest.h"
 #include "spawn.h"
 #include "supervise.h"
@@ -343,11 +342,10 @@ stop_command(struct run *r, int sig)
 		return;
 	}
 	group_kill(r, sig);
-	/* While the command dies, do what its failure will need: the
-	 * fingerprint's libcrypto and the classifier's rules.  This is time
-	 * cbexec would otherwise spend after the command's exit. */
+	/* While the command dies, load what its failure will need: the
+	 * fingerprint's libcrypto.  This is time cbexec would otherwise
+	 * spend after the command's exit. */
 	digest_prepare();
-	classify_prepare();
 	if (ev_is_active(&r->t_kill))
 		return;
 	if (r->cfg->kill_after > 0) {
