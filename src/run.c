@@ -122,10 +122,18 @@ read_status_file(const char *path, struct status_report *r,
 	char *buf;
 	ssize_t n;
 	size_t got = 0, cap = 1024 * 1024;
+	struct stat st;
 	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
 		return;
+	/* Most commands never write it: an empty file costs one fstat. */
+	if (fstat(fd, &st) == -1 || st.st_size == 0) {
+		close(fd);
+		return;
+	}
+	if ((size_t)st.st_size < cap)
+		cap = (size_t)st.st_size;
 	if ((buf = malloc(cap + 1)) == NULL) {
 		close(fd);
 		return;
