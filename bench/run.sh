@@ -1,0 +1,361 @@
+#!/bin/sh
+# cbexec benchmarks (make bench).  Every benchmark runs cbexec and its
+# reference alternately in the same run (bench/abrun.bin), N repetitions,
+# and prints medians and the ratio; nothing here ever fails the build.
+# bench/README.md says what each one measures and holds the last results.
+#
+#   sh bench/run.sh                      everything (about 2 minutes)
+#   BENCH_ONLY="single kill" sh bench/run.sh   some of: single loop kill
+#                                        pipe status files
+#   CBEXEC=/path/to/cbexec sh bench/run.sh     another binary
+
+# Option lists ($NEVER, $LOOP, pkg-config output) are split on purpose.
+# shellcheck disable=SC2086,SC2046
+set -u
+BENCH=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$BENCH/.." && pwd)
+CBEXEC=${CBEXEC:-$TOP/cbexec}
+CC=${CC:-cc}
+ONLY=${BENCH_ONLY:-single loop kill pipe status files}
+GIB=1073741824
+
+say() { printf '%s\n' "$*"; }
+skip() { say "bench: $*; skipped"; }
+want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
+
+if [ ! -x "$CBEXEC" ]; then
+	skip "no $CBEXEC (run make first)"
+	exit 0
+fi
+
+# Helpers: small C programs, built here (bench/*.bin is ignored by git).
+build() {	# build NAME SOURCE [FLAGS...]
+	_n=$1 _s=$2
+	shift 2
+	"$CC" -O2 -Wall -o "$BENCH/$_n.bin" "$BENCH/$_s.c" "$@" ||
+		{ skip "cannot build bench/$_n.bin"; exit 0; }
+}
+build abrun abrun
+build refloop refloop
+build sleeper sleeper
+build mktree mktree
+build empty-libc empty
+# --no-as-needed: link the libraries even though nothing uses them.
+build empty-libs empty -Wl,--no-as-needed \
+	$(pkg-config --libs libcjson libcrypto 2>/dev/null || echo -lcjson -lcrypto) \
+	-lev -lm
+build hwm hwm -shared -fPIC
+build evp evp $(pkg-config --cflags --libs libcrypto 2>/dev/null || echo -lcrypto)
+AB=$BENCH/abrun.bin
+
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/cbexec-bench.XXXXXX") || exit 0
+trap 'rm -rf "$SCRATCH"' EXIT
+trap 'exit 130' INT TERM
+export CBEXEC_STATE_DIR="$SCRATCH/state" NO_COLOR=1
+unset CBEXEC_STATE CB_NO_PROGRESS_THRESHOLD CB_SAME_ERROR_THRESHOLD \
+	CB_HALF_OPEN_RETRIES CB_MAX_CONSECUTIVE_ERRORS CB_MAX_RETRIES \
+	CB_COOLDOWN XDG_STATE_HOME
+# Reproducible git for the file-tree benchmark: no user or system config.
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+# Not a terminal: cbexec would hand it to the command (tcsetpgrp) and
+# could prompt when a circuit opens.
+exec </dev/null
+mkdir -p "$SCRATCH/work" "$CBEXEC_STATE_DIR"
+cd "$SCRATCH/work" || exit 0
+# Outside a git work tree, --progress auto means "exit": no git probe.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	say "bench: note: $SCRATCH is inside a git work tree; the single-run" \
+	    "benchmark will include cbexec's git probes"
+fi
+# Thresholds no benchmark should ever reach: the circuit must stay closed.
+NEVER="--no-progress-threshold 1000000 --max-consecutive-errors 1000000"
+NEVER="$NEVER --same-error-threshold 1000000 --half-open-after 1000000"
+
+# med FILE LABEL COLUMN: median of a column of abrun's output for A or B.
+med() {
+	awk -v l="$2" -v c="$3" '$1 == l { print $c }' "$1" | sort -n | awk '
+		{ a[NR] = $1 }
+		END {
+			if (NR == 0) { print "nan"; exit }
+			if (NR % 2) print a[(NR + 1) / 2]
+			else print (a[NR / 2] + a[NR / 2 + 1]) / 2
+		}'
+}
+# calc EXPR: awk arithmetic, printed with the given format.
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+# exits FILE LABEL: the distinct exit statuses of a side, "0" when all were.
+exits() { awk -v l="$2" '$1 == l { print $4 }' "$1" | sort -u | tr '\n' ' ' |
+	sed 's/ $//'; }
+# nprocs: processes on this machine.
+nprocs() { set -- /proc/[0-9]*; echo $#; }
+# reps FILE: how many repetitions abrun made.
+reps() { awk '$1 == "A"' "$1" | wc -l | tr -d ' '; }
+# verdict VALUE OP TARGET: "yes" or "NO".
+verdict() { awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN {
+	ok = (op == "<=") ? v <= t : v >= t
+	print (v == v + 0 && ok) ? "yes" : "NO" }'; }
+
+ROWS=$SCRATCH/rows
+: >"$ROWS"
+row() {	# row WHAT CBEXEC REFERENCE RATIO TARGET MET
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$@" >>"$ROWS"
+	printf '  %-44s cbexec %-16s ref %-16s ratio %-7s target %-10s met: %s\n' "$@"
+}
+note() { printf '  %s\n' "$*"; }
+T0=$(date +%s)
+T1=$T0
+took() {	# the time a section took, then a blank line
+	_t=$(date +%s)
+	say "  ($((_t - T1)) s)"
+	say ""
+	T1=$_t
+}
+
+say "cbexec benchmarks: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), Linux $(uname -r), $(date -u +%Y-%m-%d)"
+say "binary: $CBEXEC ($("$CBEXEC" --version 2>/dev/null))"
+say ""
+
+# ---------------------------------------------------------------------------
+# 1. One invocation: start, take the lock, load the state, run, save it
+#    durably (two fsyncs), exit -- against timeout(1) running the same thing.
+if want single; then
+	say "== single invocation: cbexec --name b -- /bin/true  vs  timeout 10 /bin/true (41 reps)"
+	O=$SCRATCH/single
+	"$AB" -n 41 -w 3 -o "$O" -- "$CBEXEC" -q --name b -- /bin/true \
+		::: timeout 10 /bin/true
+	a=$(med "$O" A 2) b=$(med "$O" B 2)
+	r=$(calc %.2f "$a / $b")
+	row "single invocation (median wall)" "$(calc %.2fms "$a / 1e6")" \
+	    "$(calc %.2fms "$b / 1e6")" "${r}x" "<= 1.3x" "$(verdict "$r" "<=" 1.3)"
+	note "CPU (user+sys, incl. /bin/true): cbexec $(calc %.2fms "$(med "$O" A 7) / 1e6"), timeout $(calc %.2fms "$(med "$O" B 7) / 1e6"); exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+
+	# Where the time goes: library loading, the failure path (OpenSSL
+	# initialised for the error fingerprint), and the git probe.
+	O=$SCRATCH/libs
+	"$AB" -n 41 -w 3 -o "$O" -- "$BENCH/empty-libs.bin" ::: "$BENCH/empty-libc.bin"
+	note "diagnosis: an empty main() linked with cbexec's libraries starts in $(calc %.2fms "$(med "$O" A 2) / 1e6"), with libc only $(calc %.2fms "$(med "$O" B 2) / 1e6")"
+	O=$SCRATCH/fail
+	"$AB" -n 41 -w 3 -o "$O" -- "$CBEXEC" -q --name f $NEVER -- /bin/false \
+		::: "$CBEXEC" -q --name t $NEVER -- /bin/true
+	note "diagnosis: a failing run (/bin/false) takes $(calc %.2fms "$(med "$O" A 2) / 1e6"), a succeeding one $(calc %.2fms "$(med "$O" B 2) / 1e6")"
+	O=$SCRATCH/evp
+	"$AB" -n 41 -w 3 -o "$O" -- "$BENCH/evp.bin" x ::: "$BENCH/evp.bin"
+	note "diagnosis: the first SHA-256 through OpenSSL EVP costs a fresh process $(calc %.2fms "($(med "$O" A 2) - $(med "$O" B 2)) / 1e6") (cbexec pays it for the error fingerprint of every failed run)"
+	if command -v git >/dev/null 2>&1; then
+		mkdir -p "$SCRATCH/repo" && (cd "$SCRATCH/repo" && git init -q . &&
+			echo x >f && git add f && git -c user.name=b \
+			-c user.email=b@example.org commit -qm x)
+		O=$SCRATCH/gitp
+		"$AB" -n 21 -w 2 -o "$O" -- "$CBEXEC" -C "$SCRATCH/repo" -q \
+			--name g $NEVER -- /bin/true ::: "$CBEXEC" \
+			-C "$SCRATCH/repo" -q --name g2 --progress exit -- /bin/true
+		note "diagnosis: in a git work tree (--progress auto = git) a run takes $(calc %.2fms "$(med "$O" A 2) / 1e6"), with --progress exit $(calc %.2fms "$(med "$O" B 2) / 1e6")"
+	fi
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# 2. Per-run overhead in one invocation: 1000 runs of /bin/true against a C
+#    loop of fork/exec/wait plus one durable atomic replace of a file as big
+#    as cbexec's state file, per run.
+if want loop; then
+	say "== loop: cbexec -n 1000 --loop --progress exit -- /bin/true  vs  bench/refloop.bin (5 reps, 3 if slow)"
+	LOOP="-q --name loop -n 1000 --loop --progress exit $NEVER"
+	# Once first, so the state holds a full history (100 events) and the
+	# reference writes as many bytes as cbexec does.
+	"$CBEXEC" $LOOP -- /bin/true
+	size=$(wc -c <"$CBEXEC_STATE_DIR/loop.json")
+	O=$SCRATCH/loop
+	"$AB" -n 5 -w 0 -T 40 -o "$O" -- "$CBEXEC" $LOOP -- /bin/true \
+		::: "$BENCH/refloop.bin" 1000 "$size" "$SCRATCH/ref.json" -- /bin/true
+	a=$(med "$O" A 2) b=$(med "$O" B 2)
+	r=$(calc %.2f "$a / $b")
+	row "per-run overhead, loop of 1000 (median wall/run)" \
+	    "$(calc %.0fus "$a / 1e3 / 1000")" "$(calc %.0fus "$b / 1e3 / 1000")" \
+	    "${r}x" "<= 1.3x" "$(verdict "$r" "<=" 1.3)"
+	note "CPU per run (user+sys, incl. /bin/true): cbexec $(calc %.0fus "$(med "$O" A 7) / 1e6"), reference $(calc %.0fus "$(med "$O" B 7) / 1e6"); state file $size bytes; $(reps "$O") reps; exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+	O=$SCRATCH/nosync
+	"$AB" -n 3 -w 0 -o "$O" -- "$BENCH/refloop.bin" 100 "$size" \
+		"$SCRATCH/ref.json" -- /bin/true ::: "$BENCH/refloop.bin" -S 100 \
+		"$size" "$SCRATCH/ref.json" -- /bin/true
+	note "diagnosis: reference per run $(calc %.0fus "$(med "$O" A 2) / 1e3 / 100"), of which the two fsyncs are $(calc %.0fus "($(med "$O" A 2) - $(med "$O" B 2)) / 1e3 / 100") on this disk right now"
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# 3. Kill precision: how long past 200 ms until the command is signalled,
+#    and until the caller gets its exit status.  bench/sleeper.bin is
+#    sleep 10 that records when SIGTERM arrived.
+if want kill; then
+	say "== kill precision: cbexec -t 0.2 -- sleep 10  vs  timeout 0.2 sleep 10 (21 reps)"
+	O=$SCRATCH/kill
+	BENCH_STAMP=$SCRATCH/stamp
+	export BENCH_STAMP
+	"$AB" -n 21 -w 1 -s "$BENCH_STAMP" -o "$O" -- "$CBEXEC" -q --name kill \
+		-t 0.2 $NEVER -- "$BENCH/sleeper.bin" \
+		::: timeout 0.2 "$BENCH/sleeper.bin"
+	unset BENCH_STAMP
+	a=$(calc %.3f "$(med "$O" A 2) / 1e6 - 200")
+	b=$(calc %.3f "$(med "$O" B 2) / 1e6 - 200")
+	r=$(calc %.2f "$a / $b")
+	row "kill: lateness past 200 ms until exit (median)" "${a}ms" "${b}ms" \
+	    "${r}x" "<= 1.0x" "$(verdict "$r" "<=" 1.0)"
+	a=$(calc %.3f "$(med "$O" A 5) / 1e6 - 200")
+	b=$(calc %.3f "$(med "$O" B 5) / 1e6 - 200")
+	r=$(calc %.2f "$a / $b")
+	row "kill: lateness past 200 ms of SIGTERM (median)" "${a}ms" "${b}ms" \
+	    "${r}x" "<= 1.0x" "$(verdict "$r" "<=" 1.0)"
+	# Column 5 minus column 6: signal time measured from the command's own
+	# start, i.e. the timer alone.
+	awk '{ print $1, $5 - $6 }' "$O" >"$O.timer"
+	note "diagnosis: SIGTERM came $(calc %.3fms "$(med "$O.timer" A 2) / 1e6 - 200") (cbexec) / $(calc %.3fms "$(med "$O.timer" B 2) / 1e6 - 200") (timeout) from 200 ms after the command started; the command started $(calc %.2fms "$(med "$O" A 6) / 1e6") / $(calc %.2fms "$(med "$O" B 6) / 1e6") after launch; exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+	# A shell with a child: the child's zombie is still in the process
+	# group when cbexec looks for leftovers, which makes it scan /proc.
+	O=$SCRATCH/killsh
+	"$AB" -n 11 -w 1 -o "$O" -- "$CBEXEC" -q --name killsh -t 0.2 $NEVER \
+		-- sh -c 'sleep 10; :' ::: timeout 0.2 sh -c 'sleep 10; :'
+	note "diagnosis: with sh -c 'sleep 10; :' (a leftover child) the lateness until exit is $(calc %.2fms "$(med "$O" A 2) / 1e6 - 200") (cbexec) / $(calc %.2fms "$(med "$O" B 2) / 1e6 - 200") (timeout), with $(nprocs) processes on this machine"
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# 4. Pass-through of 1 GiB per stream, each stream ending in a pipe to
+#    cat >/dev/null.  The reference puts one cat in cbexec's place, so both
+#    sides copy every byte through the same number of pipes and processes.
+if want pipe; then
+	say "== pass-through: 1 GiB on stdout, on stderr, and on both at once (3 reps each)"
+	P="head -c $GIB /dev/zero"
+	for s in out err both; do
+		case $s in
+		out)
+			A="\"\$CBEXEC\" -q -- sh -c '$P' | cat >/dev/null"
+			B="sh -c '$P' | cat | cat >/dev/null"
+			bytes=$GIB ;;
+		err)
+			A="\"\$CBEXEC\" -q -- sh -c '$P >&2' 2>&1 >/dev/null | cat >/dev/null"
+			B="sh -c '$P >&2' 2>&1 >/dev/null | cat | cat >/dev/null"
+			bytes=$GIB ;;
+		both)
+			A="{ \"\$CBEXEC\" -q -- sh -c '$P & $P >&2; wait' 2>&3 | cat >/dev/null; } 3>&1 | cat >/dev/null"
+			B="{ sh -c '$P & $P >&2; wait' 2>&3 | cat | cat >/dev/null; } 3>&1 | cat | cat >/dev/null"
+			bytes=$((GIB * 2)) ;;
+		esac
+		O=$SCRATCH/pipe-$s
+		CBEXEC=$CBEXEC "$AB" -n 3 -w 0 -o "$O" -- sh -c "$A" ::: sh -c "$B"
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		ta=$(calc %.0f "$bytes / 1048576 / ($a / 1e9)")
+		tb=$(calc %.0f "$bytes / 1048576 / ($b / 1e9)")
+		r=$(calc %.2f "$ta / $tb")
+		row "pass-through $s ($((bytes / GIB)) GiB, median throughput)" \
+		    "${ta}MiB/s" "${tb}MiB/s" "${r}x" ">= 0.9x" \
+		    "$(verdict "$r" ">=" 0.9)"
+		note "CPU (whole pipeline): cbexec side $(calc %.2fs "$(med "$O" A 7) / 1e9"), cat side $(calc %.2fs "$(med "$O" B 7) / 1e9")"
+	done
+
+	# Peak RSS at that volume: /usr/bin/time %M is wait4's ru_maxrss, the
+	# larger of cbexec's and its children's (sh, head: under 2 MiB).
+	# Then once with bench/hwm.bin, which reads VmHWM, RssAnon and RssFile
+	# of the cbexec process itself as it exits.
+	say "== memory: peak RSS of cbexec copying 1 GiB on each stream (3 runs)"
+	H=$SCRATCH/hwm T=$SCRATCH/time
+	: >"$T"
+	if [ -x /usr/bin/time ]; then
+		for _ in 1 2 3; do
+			{ /usr/bin/time -a -o "$T" -f %M "$CBEXEC" -q -- \
+				sh -c "$P & $P >&2; wait" 2>&3 | cat >/dev/null; } \
+				3>&1 | cat >/dev/null
+		done
+		awk '{ print "X", $1 }' "$T" >"$T.c"
+		m=$(med "$T.c" X 2) how="/usr/bin/time %M"
+	fi
+	{ BENCH_HWM=$H LD_PRELOAD=$BENCH/hwm.bin "$CBEXEC" -q -- \
+		sh -c "$P & $P >&2; wait" 2>&3 | cat >/dev/null; } 3>&1 |
+		cat >/dev/null
+	BENCH_HWM=$H.idle LD_PRELOAD=$BENCH/hwm.bin "$CBEXEC" -q -- /bin/true
+	awk '$1 == "cbexec" { print "X", $3, $4, $5 }' "$H" >"$H.c"
+	if [ ! -s "$T" ]; then
+		m=$(med "$H.c" X 2) how="VmHWM"
+	fi
+	row "peak RSS at 2 x 1 GiB (median, $how)" "${m}KiB" "-" "-" \
+	    "<= 4096KiB" "$(verdict "$m" "<=" 4096)"
+	note "VmHWM of the cbexec process: $(med "$H.c" X 2) KiB, at exit $(med "$H.c" X 3) KiB anonymous + $(med "$H.c" X 4) KiB file-backed (shared libraries); with no output at all: $(awk '$1 == "cbexec" { print $3 }' "$H.idle") KiB (bench/hwm.bin adds a few KiB)"
+	# Which mappings the resident pages belong to, while a run is going.
+	"$CBEXEC" -q -- sleep 0.5 &
+	pid=$!
+	sleep 0.25
+	if [ -r "/proc/$pid/smaps" ]; then
+		note "RSS by mapping during a run (KiB): $(awk '
+			/^[0-9a-f]+-[0-9a-f]+ / {
+				n = $6; sub(".*/", "", n)
+				if (n == "") n = "[anon]"
+			}
+			/^Rss:/ { r[n] += $2 }
+			END { for (k in r) if (r[k] > 0) print r[k], k }' \
+			"/proc/$pid/smaps" | sort -rn | head -7 |
+			awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }')"
+	fi
+	wait "$pid"
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# 5. --status --json on a state with a full history (100 events).
+if want status; then
+	say "== cbexec --status --json (41 reps; cat of the same file for scale)"
+	if [ ! -f "$CBEXEC_STATE_DIR/loop.json" ]; then
+		"$CBEXEC" -q --name loop -n 150 --loop --progress exit $NEVER -- /bin/true
+	fi
+	O=$SCRATCH/status
+	"$AB" -n 41 -w 3 -o "$O" -- "$CBEXEC" --status --json loop \
+		::: cat "$CBEXEC_STATE_DIR/loop.json" >/dev/null
+	a=$(med "$O" A 2) b=$(med "$O" B 2)
+	row "--status --json, $(wc -c <"$CBEXEC_STATE_DIR/loop.json")-byte state (median)" \
+	    "$(calc %.2fms "$a / 1e6")" "cat $(calc %.2fms "$b / 1e6")" "-" \
+	    "<= 2ms" "$(verdict "$(calc %.3f "$a / 1e6")" "<=" 2)"
+	O=$SCRATCH/version
+	"$AB" -n 41 -w 3 -o "$O" -- "$CBEXEC" --version ::: "$BENCH/empty-libs.bin" >/dev/null
+	note "diagnosis: cbexec --version alone takes $(calc %.2fms "$(med "$O" A 2) / 1e6"); an empty program with the same libraries $(calc %.2fms "$(med "$O" B 2) / 1e6")"
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# 6. --progress files on 100 000 files: two fingerprints (before and after
+#    the run) minus a bare run, against one git status of the same tree.
+if want files; then
+	say "== --progress files on a 100 000-file tree  vs  git status --porcelain (5 reps)"
+	TREE=$SCRATCH/tree
+	if ! "$BENCH/mktree.bin" "$TREE" 100000; then
+		skip "cannot make the tree"
+	elif ! (cd "$TREE" && git init -q . && git add -A &&
+		git -c user.name=bench -c user.email=bench@example.org \
+		commit -qm tree); then
+		skip "cannot commit the tree (git missing?)"
+	else
+		# Files must be older than the index, or git re-reads the
+		# "racily clean" ones on every status.
+		sleep 1
+		git -C "$TREE" update-index -q --really-refresh >/dev/null 2>&1
+		git -C "$TREE" status --porcelain >/dev/null
+		O=$SCRATCH/files
+		"$AB" -n 5 -w 1 -T 30 -o "$O" -- "$CBEXEC" -q --name files $NEVER \
+			--progress files --watch "$TREE" -- true \
+			::: git -C "$TREE" status --porcelain >/dev/null
+		O2=$SCRATCH/bare
+		"$AB" -n 5 -w 1 -T 30 -o "$O2" -- "$CBEXEC" -q --name bare \
+			--progress exit -- true ::: git -c core.preloadIndex=false \
+			-C "$TREE" status --porcelain >/dev/null
+		a=$(calc %.1f "($(med "$O" A 2) - $(med "$O2" A 2)) / 1e6")
+		b=$(calc %.1f "$(med "$O" B 2) / 1e6")
+		r=$(calc %.2f "$a / $b")
+		row "--progress files, 100 000 files (median, minus bare run)" \
+		    "${a}ms" "${b}ms" "${r}x" "<= 1.0x" "$(verdict "$r" "<=" 1.0)"
+		note "diagnosis: that is two walks (before and after the run), $(calc %.1fms "$a / 2") each; a bare run takes $(calc %.1fms "$(med "$O2" A 2) / 1e6"); git status with core.preloadIndex=false (one thread for lstat) $(calc %.1fms "$(med "$O2" B 2) / 1e6")"
+	fi
+	took
+fi
+
+say "== summary, $(($(date +%s) - T0)) s in all (paste into bench/README.md)"
+say "| what | cbexec | reference | ratio | target | met |"
+say "|---|---|---|---|---|---|"
+cat "$ROWS"
+exit 0
