@@ -155,12 +155,16 @@ breaker_add_event(struct cb_state *s, int max, const struct cb_event *e)
 		return;
 	copy.reason = dup_or_null(e->reason);
 	copy.user = dup_or_null(e->user);
-	/* Drop the oldest first, so the array never grows past max. */
-	while (s->n_history >= (size_t)max) {
-		event_free(&s->history[0]);
-		memmove(&s->history[0], &s->history[1],
-		    (s->n_history - 1) * sizeof(*s->history));
-		s->n_history--;
+	/* Drop the oldest first, so the array never grows past max; all at
+	 * once, as a loaded file may hold far more than max. */
+	if (s->n_history >= (size_t)max) {
+		size_t drop = s->n_history - (size_t)max + 1, i;
+
+		for (i = 0; i < drop; i++)
+			event_free(&s->history[i]);
+		memmove(&s->history[0], &s->history[drop],
+		    (s->n_history - drop) * sizeof(*s->history));
+		s->n_history -= drop;
 	}
 	h = realloc(s->history, (s->n_history + 1) * sizeof(*h));
 	if (h == NULL) {
