@@ -1,5 +1,5 @@
 /*
- * Value parsers and small helpers shared by cli.c and options.c.
+ * Value parsers and small helpers shared by cli.c, options.c and config.c.
  */
 #ifndef CBEXEC_OPTVALUES_H
 #define CBEXEC_OPTVALUES_H
@@ -8,6 +8,9 @@
 
 #include "cli.h"
 
+/* Format a one-line message into err; returns -1 for "return errf(...)". */
+int errf(char *err, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* A whole decimal number in [min, max]; 0 / -1. */
 int parse_long(const char *s, long min, long max, long *out);
 /* "0,75" -> codes, each 0..255; 0 / -1. */

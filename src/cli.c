@@ -100,17 +100,6 @@ static const struct opt opts[] = {
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
-static int
-fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* "open=3,stuck=4": remaps of the four breaker codes. */
 static int
 parse_exit_codes(struct options *o, const char *s)
@@ -154,7 +143,7 @@ set_duration(double *dst, const struct opt *op, const char *v, char *err,
     size_t len)
 {
 	if (duration_parse(v, dst) == -1)
-		return fail(err, len, bad_duration, v, op->name);
+		return errf(err, len, bad_duration, v, op->name);
 	return 0;
 }
 
@@ -165,7 +154,7 @@ set_count(int *dst, long min, const struct opt *op, const char *v, char *err,
 	long n;
 
 	if (parse_long(v, min, INT_MAX, &n) == -1)
-		return fail(err, len, "invalid value '%s' for --%s "
+		return errf(err, len, "invalid value '%s' for --%s "
 		    "(a whole number, at least %ld)", v, op->name, min);
 	*dst = (int)n;
 	return 0;
@@ -197,7 +186,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return replace_str(&o->state_path, v);
 	case O_NAME:
 		if (!valid_name(v))
-			return fail(err, len, "invalid circuit name '%s' for "
+			return errf(err, len, "invalid circuit name '%s' for "
 			    "--name (letters, digits, '.', '_', '-'; not "
 			    "starting with '.')", v);
 		return replace_str(&o->name, v);
@@ -222,7 +211,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 			return 0;
 		if (o->mode != MODE_RUN && op->id != O_HELP &&
 		    op->id != O_VERSION && o->mode != modes[op->id])
-			return fail(err, len, "--%s cannot be combined with "
+			return errf(err, len, "--%s cannot be combined with "
 			    "another operator command", op->name);
 		o->mode = modes[op->id];
 		return 0;
@@ -232,7 +221,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return 0;
 	case O_LAST:
 		if (parse_long(v, 1, LONG_MAX, &n) == -1)
-			return fail(err, len, "invalid value '%s' for --last "
+			return errf(err, len, "invalid value '%s' for --last "
 			    "(a whole number, at least 1)", v);
 		o->last = n;
 		return 0;
@@ -240,7 +229,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return set_text(&o->reason, v);
 	case O_PHASE:
 		if (*v == '\0')
-			return fail(err, len, "empty phase name for --phase");
+			return errf(err, len, "empty phase name for --phase");
 		return replace_str(&o->phase, v);
 	case O_TIMEOUT:
 		return set_duration(&o->timeout, op, v, err, len);
@@ -248,14 +237,14 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return set_duration(&o->kill_after, op, v, err, len);
 	case O_SIGNAL:
 		if ((o->signal = signal_parse(v)) == -1)
-			return fail(err, len, "invalid signal '%s' for "
+			return errf(err, len, "invalid signal '%s' for "
 			    "--signal", v);
 		return 0;
 	case O_BUDGET:
 		return set_duration(&o->budget, op, v, err, len);
 	case O_ITERATIONS:
 		if (parse_long(v, 1, LONG_MAX, &n) == -1)
-			return fail(err, len, "invalid value '%s' for "
+			return errf(err, len, "invalid value '%s' for "
 			    "--iterations (a whole number, at least 1)", v);
 		o->iterations = n;
 		return 0;
@@ -273,17 +262,17 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		char buf[64];
 
 		if (strlen(v) >= sizeof(buf))
-			return fail(err, len, bad_duration, v, op->name);
+			return errf(err, len, bad_duration, v, op->name);
 		strcpy(buf, v);
 		if ((colon = strchr(buf, ':')) != NULL)
 			*colon++ = '\0';
 		if (duration_parse(buf, &o->backoff) == -1)
-			return fail(err, len, bad_duration, buf, op->name);
+			return errf(err, len, bad_duration, buf, op->name);
 		o->backoff_max = 10 * o->backoff;
 		if (colon != NULL && duration_parse(colon, &o->backoff_max) == -1)
-			return fail(err, len, bad_duration, colon, op->name);
+			return errf(err, len, bad_duration, colon, op->name);
 		if (o->backoff_max < o->backoff)
-			return fail(err, len, "--backoff: MAX %s is below the "
+			return errf(err, len, "--backoff: MAX %s is below the "
 			    "initial delay %s", colon, buf);
 		return 0;
 	}
@@ -308,7 +297,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 			return 0;
 		}
 		if (duration_parse(v, &o->wait_lock) == -1)
-			return fail(err, len, bad_duration, v, op->name);
+			return errf(err, len, bad_duration, v, op->name);
 		if (o->wait_lock == 0)
 			o->wait_lock = -1;	/* 0 = no limit, as elsewhere */
 		return 0;
@@ -316,12 +305,12 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return replace_str(&o->on_state_change, v);
 	case O_OK_CODES:
 		if (parse_codes(v, &o->ok_codes) == -1)
-			return fail(err, len, "invalid exit code list '%s' "
+			return errf(err, len, "invalid exit code list '%s' "
 			    "for --ok-exit-codes (e.g. 0,75)", v);
 		return 0;
 	case O_IGNORE_CODES:
 		if (parse_codes(v, &o->ignore_codes) == -1)
-			return fail(err, len, "invalid exit code list '%s' "
+			return errf(err, len, "invalid exit code list '%s' "
 			    "for --ignore-exit-codes (e.g. 75)", v);
 		return 0;
 	case O_NO_PROGRESS:
@@ -353,7 +342,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return strv_push(&o->exclude, v);
 	case O_CAPTURE_BYTES:
 		if (parse_size(v, &o->capture_bytes) == -1)
-			return fail(err, len, "invalid size '%s' for "
+			return errf(err, len, "invalid size '%s' for "
 			    "--capture-bytes (bytes, or N with k or m; at "
 			    "most 64m)", v);
 		return 0;
@@ -365,14 +354,14 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return 0;
 	case O_EXIT_CODES:
 		if (parse_exit_codes(o, v) == -1)
-			return fail(err, len, "invalid value '%s' for "
+			return errf(err, len, "invalid value '%s' for "
 			    "--exit-codes (e.g. open=90,stuck=91,abort=92,"
 			    "busy=93)", v);
 		return 0;
 	case O_COUNT:
 		break;
 	}
-	return fail(err, len, "internal error: option --%s", op->name);
+	return errf(err, len, "internal error: option --%s", op->name);
 }
 
 static int
@@ -384,7 +373,7 @@ apply(struct options *o, const struct opt *op, const char *v,
 	if (o->origin[op->id] > from)
 		return 0;
 	if ((rc = set_option(o, op, v, err, len)) == -1 && err[0] == '\0')
-		fail(err, len, "out of memory");
+		errf(err, len, "out of memory");
 	if (rc == 0)
 		o->origin[op->id] = (unsigned char)from;
 	return rc;
@@ -423,16 +412,16 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 	while ((c = getopt_long(argc, argv, shorts, lopts, &idx)) != -1) {
 		if (c == '?') {
 			if (optopt != 0 && optopt < 256)
-				return fail(err, len, "unknown option '-%c'",
+				return errf(err, len, "unknown option '-%c'",
 				    optopt);
-			return fail(err, len, "unknown option '%s'",
+			return errf(err, len, "unknown option '%s'",
 			    argv[optind - 1]);
 		}
 		if (c == ':') {
 			if (optopt != 0 && optopt < 256)
-				return fail(err, len, "option '-%c' needs a "
+				return errf(err, len, "option '-%c' needs a "
 				    "value", optopt);
-			return fail(err, len, "option '%s' needs a value",
+			return errf(err, len, "option '%s' needs a value",
 			    argv[optind - 1]);
 		}
 		if (c >= 256)
@@ -442,7 +431,7 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 				;
 		}
 		if (op->has_arg == no_argument && optarg != NULL)
-			return fail(err, len, "option --%s takes no value",
+			return errf(err, len, "option --%s takes no value",
 			    op->name);
 		if (apply(o, op, optarg, FROM_CLI, err, len) == -1)
 			return -1;
@@ -450,7 +439,7 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 	n_cmd = argc - optind;
 	if (o->mode == MODE_RUN) {
 		if (n_cmd == 0)
-			return fail(err, len, "no COMMAND given");
+			return errf(err, len, "no COMMAND given");
 		o->argv = argv + optind;
 		return 0;
 	}
@@ -458,14 +447,14 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 		return 0;
 	/* Operator commands take at most one CIRCUIT: a path or a name. */
 	if (n_cmd > 1)
-		return fail(err, len, "too many arguments: '%s'",
+		return errf(err, len, "too many arguments: '%s'",
 		    argv[optind + 1]);
 	if (n_cmd == 1) {
 		const char *a = argv[optind];
 		size_t al = strlen(a);
 
 		if (o->state_path != NULL || o->name != NULL)
-			return fail(err, len, "CIRCUIT '%s' given as well as "
+			return errf(err, len, "CIRCUIT '%s' given as well as "
 			    "--state or --name", a);
 		if (strchr(a, '/') != NULL ||
 		    (al > 5 && strcmp(a + al - 5, ".json") == 0))
@@ -542,7 +531,7 @@ cli_env(struct options *o, char *err, size_t len)
 			continue;
 		if (cli_apply(o, envs[i].key, v, FROM_ENV, sub,
 		    sizeof(sub)) != 0)
-			return fail(err, len, "invalid environment %s='%s': "
+			return errf(err, len, "invalid environment %s='%s': "
 			    "%s", envs[i].env, v, sub);
 	}
 	return 0;

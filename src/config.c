@@ -16,19 +16,9 @@
 #include <cJSON.h>
 
 #include "config.h"
+#include "optvalues.h"
 
 #define CONFIG_MAX (1024 * 1024)
-
-static int
-fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static char *
 read_file(const char *path, char *err, size_t len, int *missing)
@@ -40,17 +30,17 @@ read_file(const char *path, char *err, size_t len, int *missing)
 	*missing = 0;
 	if ((f = fopen(path, "re")) == NULL) {
 		*missing = errno == ENOENT;
-		fail(err, len, "%s: %s", path, strerror(errno));
+		errf(err, len, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if ((buf = malloc(CONFIG_MAX + 1)) == NULL) {
 		fclose(f);
-		fail(err, len, "%s: out of memory", path);
+		errf(err, len, "%s: out of memory", path);
 		return NULL;
 	}
 	n = fread(buf, 1, CONFIG_MAX + 1, f);
 	if (ferror(f) || n > CONFIG_MAX) {
-		fail(err, len, "%s: %s", path, ferror(f) ?
+		errf(err, len, "%s: %s", path, ferror(f) ?
 		    "read error" : "config file larger than 1 MiB");
 		fclose(f);
 		free(buf);
@@ -86,7 +76,7 @@ option_key(struct options *o, const cJSON *item, const char *path,
 
 	if (cli_is_flag(item->string)) {
 		if (!cJSON_IsBool(item))
-			return fail(err, len, "%s: key '%s': expected true or "
+			return errf(err, len, "%s: key '%s': expected true or "
 			    "false", path, item->string);
 		if (cJSON_IsFalse(item))
 			return 0;
@@ -94,12 +84,12 @@ option_key(struct options *o, const cJSON *item, const char *path,
 		    sizeof(sub));
 	} else if (cJSON_IsArray(item)) {
 		if (!cli_is_list(item->string))
-			return fail(err, len, "%s: key '%s': expected a single "
+			return errf(err, len, "%s: key '%s': expected a single "
 			    "value, not an array", path, item->string);
 		rc = 0;
 		cJSON_ArrayForEach(e, item) {
 			if (scalar(e, val, sizeof(val)) == -1)
-				return fail(err, len, "%s: key '%s': expected "
+				return errf(err, len, "%s: key '%s': expected "
 				    "strings", path, item->string);
 			if ((rc = cli_apply(o, item->string, val,
 			    FROM_CONFIG, sub, sizeof(sub))) != 0)
@@ -107,16 +97,16 @@ option_key(struct options *o, const cJSON *item, const char *path,
 		}
 	} else {
 		if (scalar(item, val, sizeof(val)) == -1)
-			return fail(err, len, "%s: key '%s': expected a string "
+			return errf(err, len, "%s: key '%s': expected a string "
 			    "or a non-negative number", path, item->string);
 		rc = cli_apply(o, item->string, val, FROM_CONFIG, sub,
 		    sizeof(sub));
 	}
 	if (rc == 1)
-		return fail(err, len, "%s: unknown key '%s'", path,
+		return errf(err, len, "%s: unknown key '%s'", path,
 		    item->string);
 	if (rc == -1)
-		return fail(err, len, "%s: key '%s': %s", path, item->string,
+		return errf(err, len, "%s: key '%s': %s", path, item->string,
 		    sub);
 	return 0;
 }
@@ -139,7 +129,7 @@ load_phase(struct phase_def *p, const cJSON *def, const char *path,
 	char *q;
 
 	if (!cJSON_IsObject(def))
-		return fail(err, len, "%s: phases.%s: expected an object",
+		return errf(err, len, "%s: phases.%s: expected an object",
 		    path, p->name);
 	cJSON_ArrayForEach(k, def) {
 		if (strcmp(k->string, "no_progress") == 0) {
@@ -150,7 +140,7 @@ load_phase(struct phase_def *p, const cJSON *def, const char *path,
 				goto bad_count;
 		} else if (strcmp(k->string, "progress") == 0) {
 			if (!cJSON_IsObject(k))
-				return fail(err, len, "%s: phases.%s.progress: "
+				return errf(err, len, "%s: phases.%s.progress: "
 				    "expected an object of metric: up|down|"
 				    "true", path, p->name);
 			cJSON_ArrayForEach(m, k) {
@@ -170,26 +160,26 @@ load_phase(struct phase_def *p, const cJSON *def, const char *path,
 				pm = realloc(p->metrics,
 				    (p->n_metrics + 1) * sizeof(*pm));
 				if (pm == NULL)
-					return fail(err, len, "out of memory");
+					return errf(err, len, "out of memory");
 				p->metrics = pm;
 				if ((pm[p->n_metrics].key =
 				    strdup(m->string)) == NULL)
-					return fail(err, len, "out of memory");
+					return errf(err, len, "out of memory");
 				for (q = pm[p->n_metrics].key; *q; q++)
 					*q = (char)tolower((unsigned char)*q);
 				pm[p->n_metrics++].dir = d;
 				continue;
 bad_dir:
-				return fail(err, len, "%s: phases.%s.progress."
+				return errf(err, len, "%s: phases.%s.progress."
 				    "%s: expected \"up\", \"down\" or \"true\"",
 				    path, p->name, m->string);
 			}
 		} else
-			return fail(err, len, "%s: unknown key 'phases.%s.%s'",
+			return errf(err, len, "%s: unknown key 'phases.%s.%s'",
 			    path, p->name, k->string);
 		continue;
 bad_count:
-		return fail(err, len, "%s: phases.%s.%s: expected a whole "
+		return errf(err, len, "%s: phases.%s.%s: expected a whole "
 		    "number, at least 1", path, p->name, k->string);
 	}
 	return 0;
@@ -204,19 +194,19 @@ load_phases(struct options *o, const cJSON *phases, const char *path,
 	char *q;
 
 	if (!cJSON_IsObject(phases))
-		return fail(err, len, "%s: 'phases': expected an object", path);
+		return errf(err, len, "%s: 'phases': expected an object", path);
 	cJSON_ArrayForEach(def, phases) {
 		if (def->string[0] == '\0')
-			return fail(err, len, "%s: phases: empty phase name",
+			return errf(err, len, "%s: phases: empty phase name",
 			    path);
 		p = realloc(o->phases, (o->n_phases + 1) * sizeof(*p));
 		if (p == NULL)
-			return fail(err, len, "out of memory");
+			return errf(err, len, "out of memory");
 		o->phases = p;
 		p = &o->phases[o->n_phases++];
 		memset(p, 0, sizeof(*p));
 		if ((p->name = strdup(def->string)) == NULL)
-			return fail(err, len, "out of memory");
+			return errf(err, len, "out of memory");
 		for (q = p->name; *q; q++)
 			*q = (char)toupper((unsigned char)*q);
 		if (load_phase(p, def, path, err, len) == -1)
@@ -237,7 +227,7 @@ load_rule(struct rule *r, const cJSON *def, int i, const char *path,
 	char sub[256];
 
 	if (!cJSON_IsObject(def))
-		return fail(err, len, "%s: rules[%d]: expected an object",
+		return errf(err, len, "%s: rules[%d]: expected an object",
 		    path, i);
 	cJSON_ArrayForEach(k, def) {
 		if (strcmp(k->string, "match") == 0 && cJSON_IsString(k))
@@ -248,7 +238,7 @@ load_rule(struct rule *r, const cJSON *def, int i, const char *path,
 		    cJSON_IsString(k)) {
 			if (class_from_name(k->valuestring, &cls) == -1 ||
 			    cls == CB_CLASS_SUCCESS || cls == CB_CLASS_TIMEOUT) {
-				fail(err, len, "%s: rules[%d].class: '%s' is "
+				errf(err, len, "%s: rules[%d].class: '%s' is "
 				    "not recoverable, transient or fatal", path,
 				    i, k->valuestring);
 				goto out;
@@ -262,7 +252,7 @@ load_rule(struct rule *r, const cJSON *def, int i, const char *path,
 			else if (strcmp(k->valuestring, "both") == 0)
 				streams |= RULE_STDERR | RULE_STDOUT;
 			else {
-				fail(err, len, "%s: rules[%d].stream: expected "
+				errf(err, len, "%s: rules[%d].stream: expected "
 				    "stderr, stdout or both", path, i);
 				goto out;
 			}
@@ -273,37 +263,37 @@ load_rule(struct rule *r, const cJSON *def, int i, const char *path,
 				if (!cJSON_IsNumber(e) || e->valuedouble < 0 ||
 				    e->valuedouble > 255 ||
 				    e->valuedouble != (int)e->valuedouble) {
-					fail(err, len, "%s: rules[%d].exit: "
+					errf(err, len, "%s: rules[%d].exit: "
 					    "expected exit codes 0-255", path, i);
 					goto out;
 				}
 				nc = realloc(codes, (n_codes + 1) * sizeof(*nc));
 				if (nc == NULL) {
-					fail(err, len, "out of memory");
+					errf(err, len, "out of memory");
 					goto out;
 				}
 				codes = nc;
 				codes[n_codes++] = (int)e->valuedouble;
 			}
 		} else {
-			fail(err, len, "%s: rules[%d]: unknown key or bad value "
+			errf(err, len, "%s: rules[%d]: unknown key or bad value "
 			    "'%s'", path, i, k->string);
 			goto out;
 		}
 	}
 	if (match == NULL || type == NULL || *type == '\0') {
-		fail(err, len, "%s: rules[%d]: needs \"match\" and \"type\"",
+		errf(err, len, "%s: rules[%d]: needs \"match\" and \"type\"",
 		    path, i);
 		goto out;
 	}
 	if (have_codes && n_codes == 0) {
-		fail(err, len, "%s: rules[%d].exit: empty list", path, i);
+		errf(err, len, "%s: rules[%d].exit: empty list", path, i);
 		goto out;
 	}
 	if (rule_init(r, match, streams ? streams : RULE_STDERR,
 	    have_codes ? codes : NULL, n_codes, cls, type, sub,
 	    sizeof(sub)) == -1) {
-		fail(err, len, "%s: rules[%d].match: %s", path, i, sub);
+		errf(err, len, "%s: rules[%d].match: %s", path, i, sub);
 		goto out;
 	}
 	rc = 0;
@@ -321,11 +311,11 @@ load_rules(struct options *o, const cJSON *rules, const char *path,
 	int i = 0;
 
 	if (!cJSON_IsArray(rules))
-		return fail(err, len, "%s: 'rules': expected an array", path);
+		return errf(err, len, "%s: 'rules': expected an array", path);
 	cJSON_ArrayForEach(def, rules) {
 		r = realloc(o->rules, (o->n_rules + 1) * sizeof(*r));
 		if (r == NULL)
-			return fail(err, len, "out of memory");
+			return errf(err, len, "out of memory");
 		o->rules = r;
 		if (load_rule(&o->rules[o->n_rules], def, i++, path, err,
 		    len) == -1)
@@ -349,12 +339,12 @@ config_load(struct options *o, const char *path, int required, char *err,
 		return missing && !required ? 0 : -1;
 	root = cJSON_ParseWithOpts(text, &where, 1);
 	if (root == NULL) {
-		fail(err, len, "%s: invalid JSON near byte %ld", path,
+		errf(err, len, "%s: invalid JSON near byte %ld", path,
 		    where != NULL && where >= text ? (long)(where - text) : 0L);
 		goto out;
 	}
 	if (!cJSON_IsObject(root)) {
-		fail(err, len, "%s: expected a JSON object", path);
+		errf(err, len, "%s: expected a JSON object", path);
 		goto out;
 	}
 	cJSON_ArrayForEach(item, root) {

@@ -16,17 +16,6 @@
 #include "cli.h"
 #include "optvalues.h"
 
-static int
-fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 void
 options_init(struct options *o)
 {
@@ -128,13 +117,13 @@ cli_finish(struct options *o, char *err, size_t len)
 
 	if (o->phase != NULL) {
 		if ((p = options_phase(o)) == NULL)
-			return fail(err, len, "unknown phase '%s' (RED, "
+			return errf(err, len, "unknown phase '%s' (RED, "
 			    "GREEN, REFACTOR, DOCUMENT or one defined in the "
 			    "config file)", o->phase);
 		/* Store the canonical spelling: it names the phase in the
 		 * state file and in last_progress_metric. */
 		if ((up = strdup(p->name)) == NULL)
-			return fail(err, len, "out of memory");
+			return errf(err, len, "out of memory");
 		free(o->phase);
 		o->phase = up;
 	}
@@ -146,17 +135,17 @@ cli_finish(struct options *o, char *err, size_t len)
 		    p->same_error : 5;
 	if (o->ok_codes.n == 0) {
 		if ((o->ok_codes.v = malloc(sizeof(int))) == NULL)
-			return fail(err, len, "out of memory");
+			return errf(err, len, "out of memory");
 		o->ok_codes.v[0] = 0;
 		o->ok_codes.n = 1;
 	}
 	if (o->until_success && !o->loop && o->iterations == 0)
-		return fail(err, len, "--until-success needs --loop or "
+		return errf(err, len, "--until-success needs --loop or "
 		    "--iterations");
 	if (o->iterations == 0)
 		o->iterations = o->loop ? 0 : 1;
 	if ((o->progress & PROG_CMD) && o->progress_cmd == NULL)
-		return fail(err, len, "--progress cmd needs --progress-cmd");
+		return errf(err, len, "--progress cmd needs --progress-cmd");
 	if (o->progress_cmd != NULL)
 		o->progress |= PROG_CMD;
 	if ((o->watch.n > 0 || o->exclude.n > 0) &&

@@ -17,6 +17,17 @@
 #include "cli.h"
 #include "optvalues.h"
 
+int
+errf(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /* A whole decimal number in [min, max]; no sign, no spaces, no junk. */
 int
 parse_long(const char *s, long min, long max, long *out)
