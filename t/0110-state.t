@@ -45,7 +45,8 @@ is "$(jget real.json iteration)" 2 "the target was updated"
 
 # BUSY: a second cbexec on the same circuit exits 123 at once.
 rm -f ready
-cb --name busy -t 10 -- sh -c 'touch ready; sleep 10' &
+# Started directly, not through cb(): $! must be cbexec itself.
+"$CBEXEC" -q --no-prompt --progress exit --name busy -t 10 -- sh -c 'touch ready; sleep 10' &
 bg=$!
 poll_until 5 test -f ready
 start=$(date +%s%N)
@@ -62,7 +63,7 @@ cb --name busy --wait-lock -- true; is "$?" 0 "--wait-lock after the holder is g
 
 # --wait-lock waits for the holder to finish.
 rm -f ready
-cb --name wl -t 10 -- sh -c 'touch ready; sleep 0.3' &
+"$CBEXEC" -q --no-prompt --progress exit --name wl -t 10 -- sh -c 'touch ready; sleep 0.3' &
 bg=$!
 poll_until 5 test -f ready
 cb --name wl --wait-lock -- true; is "$?" 0 "--wait-lock waits, then runs"
