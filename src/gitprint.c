@@ -7,7 +7,7 @@
  * it, and lstat data for each untracked non-ignored path), streamed from a
  * pipe so a large diff never sits in memory.  Each section's byte count is
  * hashed after it, so bytes cannot move from one section to the next
- * unnoticed.  git runs directly (no shell) through probe_spawn in probe.c,
+ * unnoticed.  git runs directly (no shell) through child_spawn in child.c,
  * with GIT_OPTIONAL_LOCKS=0 so it never takes index.lock from under the
  * command being watched.
  */
@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 
 #include "progress.h"
+#include "child.h"
 #include "progress_int.h"
 
 extern char **environ;
@@ -52,7 +53,7 @@ run_git(const char *const *args, sink_fn sink, void *ctx)
 			env[n++] = environ[i];
 	env[n++] = locks;
 	env[n] = NULL;
-	pid = probe_spawn((char *const *)args, env, 1, 0, &fd);
+	pid = child_spawn((char *const *)args, env, CHILD_ERR_NULL, 0, &fd);
 	free(env);
 	if (pid == -1)
 		return -1;
@@ -68,7 +69,7 @@ run_git(const char *const *args, sink_fn sink, void *ctx)
 			bad = 1;
 	}
 	close(fd);
-	if (reap(pid, &st) == -1 || bad || !WIFEXITED(st))
+	if (child_reap(pid, &st) == -1 || bad || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
 }

@@ -3,7 +3,7 @@
  * CBEXEC_FROM, CBEXEC_TO, CBEXEC_REASON, CBEXEC_NAME, CBEXEC_STATE_FILE,
  * CBEXEC_ITERATION and the counters in its environment (replacing any
  * inherited variables of those names).  The environment is built before
- * fork, so the child only resets its signals and calls execve.
+ * fork; child_spawn (child.c) starts it.
  *
  * The hook runs under /bin/sh -c in its own process group with stdin on
  * /dev/null and stdout+stderr on one pipe.  The parent polls that pipe in
@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "report.h"
 #include "report_int.h"
 
@@ -115,56 +116,6 @@ fail:
 		free(envp[i]);
 	free(envp);
 	return NULL;
-}
-
-/* Move fd above stdin/stdout/stderr so the child's dup2s cannot clobber
- * it (cbexec may have been started with one of 0-2 closed). */
-static int
-above_stdio(int fd)
-{
-	int nfd;
-
-	if (fd < 0 || fd > STDERR_FILENO)
-		return fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-	close(fd);
-	return nfd;
-}
-
-static void __attribute__((noreturn))
-hook_child(const char *cmd, char **envp, int in, int out)
-{
-	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
-	struct sigaction sa;
-	sigset_t none;
-	int sig;
-
-	/* Its own group, so the deadline's kill(-pid) takes whatever it
-	 * started along with it. */
-	setpgid(0, 0);
-	if (in >= 0)
-		dup2(in, STDIN_FILENO);
-	dup2(out, STDOUT_FILENO);
-	dup2(out, STDERR_FILENO);
-	/* Handlers from cbexec must not run here before exec replaces them,
-	 * and SIGPIPE (ignored by cbexec) must kill a writer as usual;
-	 * other signals inherited as ignored stay ignored. */
-	for (sig = 1; sig < NSIG; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP ||
-		    sigaction(sig, NULL, &sa) == -1)
-			continue;
-		if (sig == SIGPIPE || (sa.sa_flags & SA_SIGINFO) ||
-		    (sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL)) {
-			memset(&sa, 0, sizeof(sa));
-			sa.sa_handler = SIG_DFL;
-			sigemptyset(&sa.sa_mask);
-			sigaction(sig, &sa, NULL);
-		}
-	}
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	execve("/bin/sh", argv, envp);
-	_exit(127);
 }
 
 struct linebuf {
@@ -277,52 +228,22 @@ run_hook(struct reporter *r, const struct cb_transition *t,
     const struct cb_state *before, long iteration)
 {
 	double timeout = r->hook_timeout > 0 ? r->hook_timeout : HOOK_TIMEOUT;
-	int pfd[2] = { -1, -1 }, in = -1;
-	sigset_t all, old;
+	char *argv[] = { "/bin/sh", "-c", (char *)r->hook, NULL };
 	size_t nb = 0, i;
 	char **envp;
 	pid_t pid;
+	int fd;
 
 	if ((envp = hook_env(r, t, before, iteration, &nb)) == NULL) {
 		report_warn(r, "hook: %s", strerror(ENOMEM));
 		return;
 	}
-	if (pipe2(pfd, O_CLOEXEC) == -1) {
-		report_warn(r, "hook: pipe: %s", strerror(errno));
-		goto out;
-	}
-	pfd[0] = above_stdio(pfd[0]);
-	pfd[1] = above_stdio(pfd[1]);
-	in = above_stdio(open("/dev/null", O_RDONLY | O_CLOEXEC));
-	if (pfd[0] < 0 || pfd[1] < 0) {
+	/* Its own group, so the deadline's kill(-pid) takes whatever it
+	 * started along with it; stdout and stderr on one pipe. */
+	if ((pid = child_spawn(argv, envp, CHILD_ERR_PIPE, 1, &fd)) == -1)
 		report_warn(r, "hook: %s", strerror(errno));
-		goto out;
-	}
-	/* Blocked so no handler of cbexec's runs in the child before it has
-	 * reset the dispositions. */
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
-	pid = fork();
-	if (pid == 0)
-		hook_child(r->hook, envp, in, pfd[1]);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(pfd[1]);
-	pfd[1] = -1;
-	if (pid == -1) {
-		report_warn(r, "hook: fork: %s", strerror(errno));
-		goto out;
-	}
-	/* Also from this side, so kill(-pid) works whoever runs first. */
-	setpgid(pid, pid);
-	hook_wait(r, pid, pfd[0], timeout);
-	pfd[0] = -1;
-out:
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	if (in >= 0)
-		close(in);
+	else
+		hook_wait(r, pid, fd, timeout);
 	for (i = nb; envp[i] != NULL; i++)
 		free(envp[i]);
 	free(envp);

@@ -1,10 +1,5 @@
 /*
- * The progress command (SPEC §3.1) and the fork/reap helpers every probe
- * shares (progress_int.h).
- *
- * Probes fork and exec directly (no shell for git) and reap their own
- * child by pid: they run outside the event loop, so no libev child watcher
- * competes for the status.  The progress command runs with /bin/sh -c in a
+ * The progress command (SPEC §3.1).  It runs with /bin/sh -c in a
  * process group of its own; its stdout is read without blocking, up to 64
  * KiB, while a poll loop waits for it to exit or for the timeout, and
  * whatever is left in its group is killed once it is done.  Its output is
@@ -28,6 +23,7 @@
 #include <sys/wait.h>
 
 #include "progress.h"
+#include "child.h"
 #include "progress_int.h"
 
 #define CMD_MAX_OUTPUT (64 * 1024)
@@ -44,89 +40,6 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-}
-
-/*
- * Child side of a probe.  Never returns.  Caught signals are reset before
- * the mask is lifted so a signal pending since fork can't run cbexec's
- * handler (and poke the event loop) in the child.  The mask is cleared
- * rather than inherited because libev may block the signals it watches.
- */
-static void __attribute__((noreturn))
-probe_child(char *const argv[], char *const envp[], int out, int quiet,
-    int pgrp, pid_t parent)
-{
-	struct sigaction sa;
-	sigset_t none;
-	int nul, s;
-
-	if (pgrp)
-		setpgid(0, 0);
-	/* A kill -9 of cbexec must not leave a hanging probe behind. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
-		_exit(127);
-	if (out < 3 && (out = fcntl(out, F_DUPFD_CLOEXEC, 3)) == -1)
-		_exit(127);
-	/* Not O_CLOEXEC: with fd 0 closed in cbexec, nul is 0 itself. */
-	if ((nul = open("/dev/null", O_RDWR)) == -1 ||
-	    dup2(nul, 0) == -1 || (quiet && dup2(nul, 2) == -1) ||
-	    dup2(out, 1) == -1)
-		_exit(127);
-	if (nul > 2)
-		close(nul);
-	for (s = 1; s < NSIG; s++)
-		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
-		    sa.sa_handler != SIG_IGN) {
-			sa.sa_handler = SIG_DFL;
-			sa.sa_flags = 0;
-			sigaction(s, &sa, NULL);
-		}
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	execvpe(argv[0], argv, envp);
-	_exit(127);
-}
-
-/* Fork argv with stdout on a pipe whose read end lands in *fd. */
-pid_t
-probe_spawn(char *const argv[], char *const envp[], int quiet, int pgrp,
-    int *fd)
-{
-	sigset_t all, old;
-	pid_t pid, parent = getpid();
-	int p[2], e;
-
-	if (pipe2(p, O_CLOEXEC) == -1)
-		return -1;
-	/* Signals stay blocked across fork: see probe_child. */
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = fork();
-	if (pid == 0)
-		probe_child(argv, envp, p[1], quiet, pgrp, parent);
-	e = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(p[1]);
-	if (pid == -1) {
-		close(p[0]);
-		errno = e;
-		return -1;
-	}
-	/* Also here, so a kill(-pid) right after fork reaches the child
-	 * whichever of the two runs first. */
-	if (pgrp)
-		setpgid(pid, pid);
-	*fd = p[0];
-	return pid;
-}
-
-int
-reap(pid_t pid, int *status)
-{
-	while (waitpid(pid, status, 0) == -1)
-		if (errno != EINTR)
-			return -1;
-	return 0;
 }
 
 static double
@@ -291,7 +204,7 @@ progress_cmd(const char *cmd, double timeout, struct status_report *r,
 	siginfo_t si;
 	pid_t pid;
 
-	if ((pid = probe_spawn(argv, environ, 0, 1, &fd)) == -1) {
+	if ((pid = child_spawn(argv, environ, CHILD_ERR_KEEP, 1, &fd)) == -1) {
 		seterr(err, errlen, "progress command: %s", strerror(errno));
 		return -1;
 	}
@@ -330,7 +243,7 @@ progress_cmd(const char *cmd, double timeout, struct status_report *r,
 	}
 	if (fd >= 0)
 		close(fd);
-	if (reap(pid, &st) == -1) {
+	if (child_reap(pid, &st) == -1) {
 		seterr(err, errlen, "progress command: %s", strerror(errno));
 		return -1;
 	}
