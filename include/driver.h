@@ -6,6 +6,7 @@
 #define CBEXEC_DRIVER_H
 
 #include "cli.h"
+#include "clock.h"
 
 /* Which state file, and how people should name the circuit. */
 struct circuit {
@@ -40,7 +41,5 @@ void reporter_close(struct reporter *r);
 /* A copy of s's counters for hooks, with no pointer into s. */
 void state_snapshot(const struct cb_state *s, struct cb_state *copy);
 
-/* Wall-clock epoch seconds. */
-double wall_now(void);
 
 #endif

@@ -17,7 +17,7 @@ struct inv {
 	struct reporter rep;
 	const struct phase_def *phase;
 	unsigned sources;	/* PROG_* after resolving auto */
-	double deadline;	/* budget end, sup_now() clock; 0 none */
+	double deadline;	/* budget end, mono_now() clock; 0 none */
 	char *state_dir;	/* excluded from "files" */
 	int retry;		/* the operator chose Reset or Modify */
 };

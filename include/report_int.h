@@ -25,7 +25,6 @@ const char *sig_name(int signo, char *buf, size_t len);
 const char *label_of(const struct reporter *r);
 /* RED for OPEN, YELLOW for HALF_OPEN, else GREEN. */
 const char *circuit_color(int c);
-double clock_now(clockid_t id);
 /* All of p to fd, retrying on EINTR; gives up silently on an error. */
 void write_all(int fd, const char *p, size_t n);
 /* One "cbexec[LABEL]: " line on stderr, in color if r->color. */

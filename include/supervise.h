@@ -18,7 +18,7 @@ struct sup_cfg {
 	double timeout;		/* 0: none */
 	double kill_after;
 	int signal;		/* sent on timeout; 0: none */
-	double deadline;	/* budget end on sup_now()'s clock; 0: none */
+	double deadline;	/* budget end on mono_now()'s clock; 0: none */
 	size_t capture_bytes;
 	int capture_stdout;	/* 0: the child writes straight to our stdout */
 	int keep_orphans;
@@ -41,9 +41,6 @@ struct sup_result {
  * output descriptors.  Call once before anything forks.  0 / -1 (errno).
  */
 int sup_init(void);
-
-/* Monotonic seconds (libev's clock). */
-double sup_now(void);
 
 /*
  * Run cfg->argv to completion, leftovers included.  Returns 0 with *res

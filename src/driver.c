@@ -24,15 +24,6 @@
 #include "state.h"
 #include "supervise.h"
 
-double
-wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int
 save(struct inv *v)
 {
@@ -230,7 +221,7 @@ driver_run(struct options *o, const struct circuit *c)
 		return CB_EXIT_ERROR;
 	}
 	if (o->budget > 0)
-		v.deadline = sup_now() + o->budget;
+		v.deadline = mono_now() + o->budget;
 	if ((lock = state_lock(c->path, o->wait_lock, err, sizeof(err))) < 0) {
 		if (lock == -2) {
 			fprintf(stderr, "cbexec: circuit %s is busy: another "
@@ -258,7 +249,7 @@ driver_run(struct options *o, const struct circuit *c)
 		    PROG_STATUS;
 
 	for (;;) {
-		if (v.deadline > 0 && sup_now() >= v.deadline) {
+		if (v.deadline > 0 && mono_now() >= v.deadline) {
 			ret = CB_EXIT_TIMEOUT;
 			break;
 		}

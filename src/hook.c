@@ -29,6 +29,7 @@
 #include "child.h"
 #include "report.h"
 #include "report_int.h"
+#include "clock.h"
 
 #define HOOK_TIMEOUT	10.0	/* seconds, when hook_timeout is 0 */
 #define HOOK_SLICE_MS	50	/* how often a running hook's pid is checked */
@@ -166,7 +167,7 @@ static void
 hook_wait(struct reporter *r, pid_t pid, int fd, double timeout)
 {
 	struct linebuf lb = { .n = 0 };
-	double deadline = clock_now(CLOCK_MONOTONIC) + timeout, left;
+	double deadline = mono_now() + timeout, left;
 	int status = 0, done = 0, reaped = 1, ms, slice;
 	char buf[4096], sb[16];
 	struct pollfd pfd;
@@ -180,7 +181,7 @@ hook_wait(struct reporter *r, pid_t pid, int fd, double timeout)
 			done = 1;
 			break;
 		}
-		if ((left = deadline - clock_now(CLOCK_MONOTONIC)) <= 0)
+		if ((left = deadline - mono_now()) <= 0)
 			break;
 		/* Once the pipe is at EOF the hook is normally about to be a
 		 * zombie: look again soon. */

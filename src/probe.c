@@ -24,6 +24,7 @@
 
 #include "progress.h"
 #include "child.h"
+#include "clock.h"
 #include "progress_int.h"
 
 #define CMD_MAX_OUTPUT (64 * 1024)
@@ -40,15 +41,6 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-}
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Append what is readable now; 1 at EOF, 0 when it would block. */
@@ -198,7 +190,7 @@ progress_cmd(const char *cmd, double timeout, struct status_report *r,
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
 	char out[CMD_MAX_OUTPUT + 1];
-	double deadline = timeout > 0 ? now() + timeout : 0, left;
+	double deadline = timeout > 0 ? mono_now() + timeout : 0, left;
 	int fd, st, ms, nap = 1, timed_out = 0, rc;
 	size_t len = 0;
 	siginfo_t si;
@@ -211,7 +203,7 @@ progress_cmd(const char *cmd, double timeout, struct status_report *r,
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	for (;;) {
 		ms = fd >= 0 ? 50 : nap;
-		if (deadline > 0 && (left = deadline - now()) * 1000 < ms)
+		if (deadline > 0 && (left = deadline - mono_now()) * 1000 < ms)
 			ms = left > 0 ? (int)(left * 1000) + 1 : 0;
 		if (fd >= 0) {
 			struct pollfd pfd = { fd, POLLIN, 0 };
@@ -234,7 +226,7 @@ progress_cmd(const char *cmd, double timeout, struct status_report *r,
 			kill(-pid, SIGKILL);
 			break;
 		}
-		if (deadline > 0 && now() >= deadline) {
+		if (deadline > 0 && mono_now() >= deadline) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			timed_out = 1;

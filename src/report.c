@@ -27,6 +27,7 @@
 
 #include "report.h"
 #include "report_int.h"
+#include "clock.h"
 #include "state.h"
 
 static const struct {
@@ -69,15 +70,6 @@ const char *
 circuit_color(int c)
 {
 	return c == CB_OPEN ? RED : c == CB_HALF_OPEN ? YELLOW : GREEN;
-}
-
-double
-clock_now(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 void
@@ -149,7 +141,7 @@ log_new(const struct reporter *r, const char *event)
 	if (r->log_fd < 0 || (o = cJSON_CreateObject()) == NULL)
 		return NULL;
 	cJSON_AddStringToObject(o, "ts",
-	    iso8601(clock_now(CLOCK_REALTIME), ts, sizeof(ts)));
+	    iso8601(wall_now(), ts, sizeof(ts)));
 	cJSON_AddStringToObject(o, "circuit", label_of(r));
 	cJSON_AddStringToObject(o, "event", event);
 	return o;

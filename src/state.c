@@ -33,6 +33,7 @@
 
 #include <cJSON.h>
 
+#include "clock.h"
 #include "state.h"
 
 /* A real state file is a few hundred KiB at most (bounded history). */
@@ -200,15 +201,6 @@ fail:
 
 /* ---- lock ---- */
 
-static double
-monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int
 state_lock(const char *path, double wait, char *err, size_t errlen)
 {
@@ -246,7 +238,7 @@ state_lock(const char *path, double wait, char *err, size_t errlen)
 		return -1;
 	}
 	if (wait > 0)
-		deadline = monotonic() + wait;
+		deadline = mono_now() + wait;
 	/* flock, not fcntl locks: those vanish when any fd of ours closes. */
 	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		if (errno == EINTR)
@@ -260,7 +252,7 @@ state_lock(const char *path, double wait, char *err, size_t errlen)
 			goto busy;
 		left = delay;
 		if (wait > 0) {
-			if ((left = deadline - monotonic()) <= 0)
+			if ((left = deadline - mono_now()) <= 0)
 				goto busy;
 			if (left > delay)
 				left = delay;

@@ -32,6 +32,7 @@
 
 #include <ev.h>
 
+#include "clock.h"
 #include "digest.h"
 #include "spawn.h"
 #include "supervise.h"
@@ -80,15 +81,6 @@ static ev_timer sleep_timer;
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static const int pass_sigs[] = { SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP,
 	SIGCONT };
-
-double
-sup_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int
 sup_aborted(void)
@@ -241,7 +233,7 @@ check_leftovers(struct run *r)
 	}
 	if (!r->cleanup_begun) {
 		r->cleanup_begun = 1;
-		r->cleanup_at = sup_now();
+		r->cleanup_at = mono_now();
 		ev_timer_stop(loop, &r->t_kill);
 		if (!r->cleanup_kill && r->cfg->kill_after > 0) {
 			ev_timer_set(&r->t_kill, r->cfg->kill_after, 0);
@@ -251,7 +243,7 @@ check_leftovers(struct run *r)
 		kill(-r->pid, r->cleanup_kill ? SIGKILL : SIGTERM);
 	} else if (r->cleanup_kill)
 		spawn_kill_leftovers(r->pid, SIGKILL);
-	else if (!r->termed_all && sup_now() - r->cleanup_at >= 0.01) {
+	else if (!r->termed_all && mono_now() - r->cleanup_at >= 0.01) {
 		spawn_kill_leftovers(r->pid, SIGTERM);
 		r->termed_all = 1;
 	}
@@ -276,7 +268,7 @@ on_child(struct ev_loop *l, ev_child *w, int revents)
 
 	ev_child_stop(loop, w);
 	r->reaped = 1;
-	r->res->duration = sup_now() - r->start;
+	r->res->duration = mono_now() - r->start;
 	if (WIFEXITED(w->rstatus))
 		r->res->exit_code = WEXITSTATUS(w->rstatus);
 	else if (WIFSIGNALED(w->rstatus))
@@ -526,7 +518,7 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	/* Give the command the terminal only when we hold it ourselves. */
 	r.fg_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
-	r.start = sup_now();
+	r.start = mono_now();
 	if (spawn_child(cfg->argv, cfg->envp, r.fg_tty, op[1], ep[1], &r.pid,
 	    &res->exec_errno) == -1)
 		goto fail;
@@ -540,7 +532,7 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 				close(r.s[i].rfd);
 		free(r.s[0].buf);
 		free(r.s[1].buf);
-		res->duration = sup_now() - r.start;
+		res->duration = mono_now() - r.start;
 		return 0;
 	}
 
@@ -565,7 +557,7 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 		ev_timer_start(loop, &r.t_timeout);
 	}
 	if (cfg->deadline > 0) {
-		double left = cfg->deadline - sup_now();
+		double left = cfg->deadline - mono_now();
 
 		ev_timer_set(&r.t_budget, left > 0 ? left : 0, 0);
 		ev_timer_start(loop, &r.t_budget);
@@ -591,7 +583,7 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 		free(r.s[i].buf);
 	}
 	if (!r.reaped)
-		res->duration = sup_now() - r.start;
+		res->duration = mono_now() - r.start;
 	return 0;
 fail:
 	e = errno;
@@ -622,8 +614,8 @@ sup_sleep(double seconds, double deadline)
 
 	if (aborted)
 		return 2;
-	if (deadline > 0 && deadline - sup_now() <= left) {
-		left = deadline - sup_now();
+	if (deadline > 0 && deadline - mono_now() <= left) {
+		left = deadline - mono_now();
 		budget = 1;
 	}
 	if (left > 0) {
