@@ -105,15 +105,16 @@ judge_progress(struct inv *v, const struct prints *before,
 		return 0;
 	if (v->phase != NULL) {
 		cJSON *base = phase_baseline(v, v->phase->name);
+		const struct status_report *r = NULL;
 
-		if (st->present)
-			j = phase_judge(v->phase, st, base);
-		if (j == -1 && cmd->present)
-			j = phase_judge(v->phase, cmd, base);
-		if (j != -1) {
-			const struct status_report *r =
-			    phase_judge(v->phase, st, base) != -1 ? st : cmd;
-
+		/* The status report decides first, the command's metrics if
+		 * the status names none of the phase's. */
+		if (st->present && (j = phase_judge(v->phase, st, base)) != -1)
+			r = st;
+		else if (cmd->present &&
+		    (j = phase_judge(v->phase, cmd, base)) != -1)
+			r = cmd;
+		if (r != NULL) {
 			/* A metric seen for the first time becomes the
 			 * baseline even without progress, or a "down" metric
 			 * could never show any. */
