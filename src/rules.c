@@ -38,6 +38,82 @@ class_from_name(const char *name, enum cb_class *c)
 	return -1;
 }
 
+/*
+ * A bound on the size of the automaton glibc's regcomp builds: it copies a
+ * repeated subexpression once per repetition (a{0,255} is 255 copies, a+
+ * is aa*), so nested or stacked repeats multiply, and a pattern such as
+ * "(x++++++++++++++++++++)" or "((a{0,255}){0,255}){0,255}" exhausts
+ * memory before regcomp returns.  cost() walks the ERE like that: an
+ * atom costs 1 (a group the sum of its contents), times the repetitions
+ * of each quantifier after it.  Saturates at RULE_COST_MAX.
+ */
+#define RULE_COST_MAX 20000.0
+
+static double
+cost(const char **pp, int depth)
+{
+	const char *p = *pp;
+	double total = 0, atom, rep;
+	long lo, hi;
+	char *end;
+
+	while (*p != '\0' && !(*p == ')' && depth > 0)) {
+		if (*p == '(') {
+			p++;
+			atom = cost(&p, depth + 1);
+			if (*p == ')')
+				p++;
+		} else if (*p == '[') {
+			/* A bracket expression: "[]x]" and "[^]x]" hold ']'. */
+			p++;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			while (*p != '\0' && *p != ']')
+				p++;
+			if (*p == ']')
+				p++;
+			atom = 1;
+		} else {
+			if (*p == '\\' && p[1] != '\0')
+				p++;
+			p++;
+			atom = 1;
+		}
+		for (;;) {
+			if (*p == '*' || *p == '+')
+				rep = 2;
+			else if (*p == '?')
+				rep = 1;
+			else if (*p == '{') {
+				lo = strtol(p + 1, &end, 10);
+				hi = lo;
+				if (*end == ',')
+					hi = end[1] == '}' ? lo + 1 :
+					    strtol(end + 1, &end, 10);
+				if (hi < lo)
+					hi = lo;
+				rep = hi > 0 ? (double)hi : 1;
+				while (*p != '\0' && *p != '}')
+					p++;
+				if (*p == '\0')
+					break;
+			} else
+				break;
+			p++;
+			atom *= rep;
+			if (atom > RULE_COST_MAX)
+				atom = RULE_COST_MAX;
+		}
+		total += atom;
+		if (total > RULE_COST_MAX)
+			total = RULE_COST_MAX;
+	}
+	*pp = p;
+	return total;
+}
+
 int
 rule_init(struct rule *r, const char *pattern, int streams,
     const int *exit_codes, size_t n_exit_codes, enum cb_class cls,
@@ -60,6 +136,15 @@ rule_init(struct rule *r, const char *pattern, int streams,
 		snprintf(err, err ? errlen : 0,
 		    "rule \"%s\": type missing or longer than 63 bytes", pattern);
 		return -1;
+	}
+	{
+		const char *p = pattern;
+
+		if (cost(&p, 0) >= RULE_COST_MAX) {
+			snprintf(err, err ? errlen : 0, "rule \"%s\": too many "
+			    "nested or stacked repetitions", pattern);
+			return -1;
+		}
 	}
 	if ((rc = regcomp(&r->re, pattern,
 	    REG_EXTENDED | REG_ICASE | REG_NEWLINE)) != 0) {

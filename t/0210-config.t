@@ -14,6 +14,12 @@ like "$err" "timeout" "bad value: names the key"
 echo '{"rules": [{"match": "(unclosed", "type": "x"}]}' > .cbexec/config.json
 err=$(cb -- true 2>&1); is "$?" 125 "bad regex: 125"
 like "$err" "rules\[0\]" "bad regex: names the rule"
+# regcomp would copy these repeats into an automaton of exponential size.
+for re in 'x+++++++++++++++++++++++++++++++' '((a{0,255}){0,255}){0,255}'; do
+	printf '{"rules": [{"match": "%s", "type": "x"}]}' "$re" > .cbexec/config.json
+	err=$(cb -- true 2>&1); is "$?" 125 "pathological regex $re: 125"
+	like "$err" "too many nested or stacked repetitions" "pathological regex: says why"
+done
 echo '{"timeout": ' > .cbexec/config.json
 err=$(cb -- true 2>&1); is "$?" 125 "invalid JSON: 125"
 like "$err" "config.json" "invalid JSON: names the file"
