@@ -31,13 +31,17 @@ int state_load(const char *path, int follow_symlinks, const char *name,
 int state_save(const char *path, int follow_symlinks,
     const struct cb_state *s, char *err, size_t errlen);
 
-/* The state as a cJSON object with SPEC §6 field names (caller frees). */
+/* The state as JSON text with SPEC §6 field names, ending in a newline
+ * (caller frees; NULL when out of memory). */
+char *state_text(const struct cb_state *s);
+/* The same, parsed into a cJSON object (caller frees). */
 struct cJSON *state_to_json(const struct cb_state *s);
 /* Fill *s from a cJSON object; -1 with a reason on a bad field. */
 int state_from_json(const struct cJSON *j, struct cb_state *s,
     char *err, size_t errlen);
-/* One history event as a JSON object (for --history --json and --log). */
-struct cJSON *event_to_json(const struct cb_event *e);
+/* n history events as a JSON array, one per line, ending in a newline
+ * (for --history --json; caller frees; NULL when out of memory). */
+char *events_text(const struct cb_event *e, size_t n);
 
 /*
  * Take the circuit's lock, an flock on "path.lock" opened O_CLOEXEC

@@ -17,13 +17,45 @@
 #include "clock.h"
 #include "state.h"
 
+/*
+ * Days since 1970-01-01 of a proleptic Gregorian date, and back (Howard
+ * Hinnant's algorithms).  gmtime_r() and timegm() would do, but glibc's
+ * first call to either reads /etc/localtime, which every run would pay
+ * for a UTC stamp.
+ */
+static long long
+days_from_civil(long long y, int m, int d)
+{
+	long long era, yoe, doy;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+static void
+civil_from_days(long long z, long long *y, int *m, int *d)
+{
+	long long era, doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
 char *
 iso8601(double t, char *buf, size_t len)
 {
-	long long ms, secs;
-	time_t tt;
-	struct tm tm;
-	int frac;
+	long long ms, secs, days, y;
+	int frac, sod, mo, d;
 
 	/* Keep the arithmetic inside time_t and long long for any input. */
 	if (!(t > -1e13 && t < 1e13))
@@ -35,12 +67,15 @@ iso8601(double t, char *buf, size_t len)
 		frac += 1000;
 		secs--;
 	}
-	tt = (time_t)secs;
-	if (gmtime_r(&tt, &tm) == NULL)
-		memset(&tm, 0, sizeof(tm));
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, frac);
+	days = secs / 86400;
+	sod = (int)(secs % 86400);
+	if (sod < 0) {
+		sod += 86400;
+		days--;
+	}
+	civil_from_days(days, &y, &mo, &d);
+	snprintf(buf, len, "%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ", y, mo, d,
+	    sod / 3600, sod / 60 % 60, sod % 60, frac);
 	return buf;
 }
 
@@ -64,10 +99,11 @@ int
 iso8601_parse(const char *s, double *t)
 {
 	const char *p = s;
-	struct tm tm, chk;
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31,
+		30, 31 };
 	int y, mo, d, h, mi, sec, n;
 	long ns = 0, scale = 100000000;
-	time_t tt;
+	long long tt;
 
 	if (s == NULL ||
 	    digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) ||
@@ -88,19 +124,11 @@ iso8601_parse(const char *s, double *t)
 	}
 	if (p[0] != 'Z' || p[1] != '\0')
 		return -1;
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	/* timegm() normalises Feb 30 into March: compare to catch it. */
-	tt = timegm(&tm);
-	if (gmtime_r(&tt, &chk) == NULL || chk.tm_year != tm.tm_year ||
-	    chk.tm_mon != tm.tm_mon || chk.tm_mday != d || chk.tm_hour != h ||
-	    chk.tm_min != mi || chk.tm_sec != sec)
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	    (mo == 2 && d == 29 && (y % 4 != 0 || (y % 100 == 0 &&
+	    y % 400 != 0))) || h > 23 || mi > 59 || sec > 59)
 		return -1;
+	tt = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
 	if (ns % 1000000 == 0)	/* the usual case: exact to the nearest double */
 		*t = ((double)tt * 1000.0 + (double)(ns / 1000000)) / 1000.0;
 	else

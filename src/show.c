@@ -54,13 +54,11 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	size_t i;
 
 	if (json) {
-		cJSON *j = state_to_json(s);
-		char *p = j != NULL ? cJSON_Print(j) : NULL;
+		char *p = state_text(s);
 
 		if (p != NULL)
-			fprintf(f, "%s\n", p);
-		cJSON_free(p);
-		cJSON_Delete(j);
+			fputs(p, f);
+		free(p);
 		return;
 	}
 	if (label == NULL)
@@ -204,15 +202,11 @@ report_history(FILE *f, const struct cb_state *s, long last, int json,
 	    s->n_history - (size_t)last : 0, i;
 
 	if (json) {
-		cJSON *a = cJSON_CreateArray();
-		char *p;
+		char *p = events_text(s->history + start, s->n_history - start);
 
-		for (i = start; a != NULL && i < s->n_history; i++)
-			cJSON_AddItemToArray(a, event_to_json(&s->history[i]));
-		if ((p = a != NULL ? cJSON_Print(a) : NULL) != NULL)
-			fprintf(f, "%s\n", p);
-		cJSON_free(p);
-		cJSON_Delete(a);
+		if (p != NULL)
+			fputs(p, f);
+		free(p);
 		return;
 	}
 	if (tty && start < s->n_history)

@@ -1,15 +1,22 @@
 /*
  * The state file's JSON, outward (SPEC §6): struct cb_state and its
- * history events as cJSON objects with the spec's field names.
- * stateparse.c reads the same shape back.
+ * history events as JSON text with the spec's field names.  stateparse.c
+ * reads the same shape back.
  *
  * Every state field is always written (null, or an empty object, when
  * unset), so a file shows the whole schema; an event's optional fields
- * (user, progress, exit_code, class, type) appear only when set.  Each
- * member goes in through put(), which records a failed allocation instead
- * of returning early; any failure frees the whole object and the caller
- * gets NULL, so a half-built state never reaches the disk.
+ * (user, progress, exit_code, class, type) appear only when set.  The
+ * text is written directly into one growing buffer, not built as a cJSON
+ * tree and printed: a loop of runs saves the whole state after every run,
+ * and the tree, cJSON's number printing and its re-parse of every number
+ * it prints were a fifth of cbexec's CPU per run.  Top-level members go
+ * one per line, history events one per line.  A failed allocation marks
+ * the buffer; the caller then gets NULL, never half a state.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <cJSON.h>
 
 #include "state.h"
@@ -21,138 +28,333 @@ const char *const class_keys[CB_CLASS_COUNT] = {
 	"success", "recoverable", "transient", "timeout", "fatal"
 };
 
+struct jbuf {
+	char *p;
+	size_t len, cap;
+	int bad;		/* an allocation failed */
+};
+
 static void
-put(cJSON *o, const char *key, cJSON *v, int *bad)
+put(struct jbuf *b, const char *s, size_t n)
 {
-	if (v == NULL || !cJSON_AddItemToObject(o, key, v)) {
-		cJSON_Delete(v);
-		*bad = 1;
+	size_t cap;
+	char *p;
+
+	if (b->bad)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		for (cap = b->cap > 0 ? b->cap : 4096; cap < b->len + n + 1;)
+			cap *= 2;
+		if ((p = realloc(b->p, cap)) == NULL) {
+			b->bad = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
 	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
 }
 
-static cJSON *
-str_or_null(const char *p)
+static void
+puts_(struct jbuf *b, const char *s)
 {
-	return p != NULL ? cJSON_CreateString(p) : cJSON_CreateNull();
+	put(b, s, strlen(s));
 }
 
-static cJSON *
-time_or_null(double t)
+static void
+put_long(struct jbuf *b, long long v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v :
+	    (unsigned long long)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--p = '-';
+	put(b, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+/* A number as cJSON prints one: integral values without a fraction, else
+ * the shortest of %.15g and %.17g that reads back exactly. */
+static void
+put_num(struct jbuf *b, double v)
+{
+	char buf[32];
+
+	if (v != v || v > 1e300 || v < -1e300) {	/* NaN, infinity */
+		puts_(b, "null");
+		return;
+	}
+	if (v > -1e15 && v < 1e15 && (double)(long long)v == v) {
+		put_long(b, (long long)v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	puts_(b, buf);
+}
+
+/* s as a JSON string.  Text in the state is valid UTF-8 already; only
+ * quotes, backslashes and control characters need escaping. */
+static void
+put_str(struct jbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *run;
+	char esc[7];
+	unsigned char c;
+
+	put(b, "\"", 1);
+	for (run = s; (c = (unsigned char)*s) != '\0'; s++) {
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		put(b, run, (size_t)(s - run));
+		run = s + 1;
+		esc[0] = '\\';
+		switch (c) {
+		case '"': case '\\': esc[1] = (char)c; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			put(b, esc, 6);
+			continue;
+		}
+		put(b, esc, 2);
+	}
+	put(b, run, (size_t)(s - run));
+	put(b, "\"", 1);
+}
+
+static void
+put_str_or_null(struct jbuf *b, const char *s)
+{
+	if (s != NULL)
+		put_str(b, s);
+	else
+		puts_(b, "null");
+}
+
+static void
+put_time_or_null(struct jbuf *b, double t)
 {
 	char buf[40];
 
-	return t >= 0 ? cJSON_CreateString(iso8601(t, buf, sizeof(buf))) :
-	    cJSON_CreateNull();
+	if (t >= 0)
+		put_str(b, iso8601(t, buf, sizeof(buf)));
+	else
+		puts_(b, "null");
 }
 
-static cJSON *
-circuit_or_null(int c)
+static void
+put_circuit_or_null(struct jbuf *b, int c)
 {
-	return c >= 0 ? cJSON_CreateString(circuit_name((enum cb_circuit)c)) :
-	    cJSON_CreateNull();
+	put_str_or_null(b, c >= 0 ? circuit_name((enum cb_circuit)c) : NULL);
 }
 
-cJSON *
-event_to_json(const struct cb_event *e)
+/* A top-level member's key: ",\n  \"key\": " (the first: no comma). */
+static void
+key(struct jbuf *b, const char *k)
 {
-	cJSON *o = cJSON_CreateObject();
-	char buf[40];
-	int bad = 0;
+	puts_(b, b->len > 0 ? ",\n  \"" : "{\n  \"");
+	puts_(b, k);
+	puts_(b, "\": ");
+}
 
-	if (o == NULL)
-		return NULL;
-	put(o, "timestamp", cJSON_CreateString(iso8601(e->ts, buf,
-	    sizeof(buf))), &bad);
-	put(o, "iteration", cJSON_CreateNumber((double)e->iteration), &bad);
-	put(o, "event", cJSON_CreateString(event_kind_name(e->kind)), &bad);
-	put(o, "from_state", circuit_or_null(e->from), &bad);
-	put(o, "to_state", circuit_or_null(e->to), &bad);
-	put(o, "reason", str_or_null(e->reason), &bad);
-	if (e->user != NULL)
-		put(o, "user", cJSON_CreateString(e->user), &bad);
-	if (e->progress >= 0)
-		put(o, "progress", cJSON_CreateBool(e->progress), &bad);
-	if (e->exit_code >= 0)
-		put(o, "exit_code", cJSON_CreateNumber(e->exit_code), &bad);
-	if (e->cls[0] != '\0')
-		put(o, "class", cJSON_CreateString(e->cls), &bad);
-	if (e->type[0] != '\0')
-		put(o, "type", cJSON_CreateString(e->type), &bad);
-	if (bad) {
-		cJSON_Delete(o);
+/* A compact object's key: ", \"key\": ", or "{\"key\": " for the first. */
+static void
+ckey(struct jbuf *b, const char *k, int first)
+{
+	puts_(b, first ? "{\"" : ", \"");
+	puts_(b, k);
+	puts_(b, "\": ");
+}
+
+static void
+put_event(struct jbuf *b, const struct cb_event *e)
+{
+	ckey(b, "timestamp", 1);
+	put_time_or_null(b, e->ts);
+	ckey(b, "iteration", 0);
+	put_long(b, e->iteration);
+	ckey(b, "event", 0);
+	put_str(b, event_kind_name(e->kind));
+	ckey(b, "from_state", 0);
+	put_circuit_or_null(b, e->from);
+	ckey(b, "to_state", 0);
+	put_circuit_or_null(b, e->to);
+	ckey(b, "reason", 0);
+	put_str_or_null(b, e->reason);
+	if (e->user != NULL) {
+		ckey(b, "user", 0);
+		put_str(b, e->user);
+	}
+	if (e->progress >= 0) {
+		ckey(b, "progress", 0);
+		puts_(b, e->progress ? "true" : "false");
+	}
+	if (e->exit_code >= 0) {
+		ckey(b, "exit_code", 0);
+		put_long(b, e->exit_code);
+	}
+	if (e->cls[0] != '\0') {
+		ckey(b, "class", 0);
+		put_str(b, e->cls);
+	}
+	if (e->type[0] != '\0') {
+		ckey(b, "type", 0);
+		put_str(b, e->type);
+	}
+	puts_(b, "}");
+}
+
+/* "[\n  e,\n  e\n]" with the given indent before each event. */
+static void
+put_events(struct jbuf *b, const struct cb_event *e, size_t n,
+    const char *indent, const char *close)
+{
+	size_t i;
+
+	if (n == 0) {
+		puts_(b, "[]");
+		return;
+	}
+	puts_(b, "[");
+	for (i = 0; i < n; i++) {
+		puts_(b, i > 0 ? ",\n" : "\n");
+		puts_(b, indent);
+		put_event(b, &e[i]);
+	}
+	puts_(b, "\n");
+	puts_(b, close);
+}
+
+static char *
+finish(struct jbuf *b)
+{
+	put(b, "\n", 1);
+	if (b->bad) {
+		free(b->p);
 		return NULL;
 	}
-	return o;
+	return b->p;
+}
+
+char *
+state_text(const struct cb_state *s)
+{
+	struct jbuf b = { NULL, 0, 0, 0 };
+	char *metric;
+	size_t i;
+
+	key(&b, "version");
+	put_long(&b, STATE_VERSION);
+	key(&b, "name");
+	put_str_or_null(&b, s->name);
+	key(&b, "state");
+	put_str(&b, circuit_name(s->state));
+	key(&b, "phase");
+	put_str_or_null(&b, s->phase);
+	key(&b, "no_progress_count");
+	put_long(&b, s->no_progress_count);
+	key(&b, "same_error_count");
+	put_long(&b, s->same_error_count);
+	key(&b, "consecutive_errors");
+	put_long(&b, s->consecutive_errors);
+	key(&b, "same_task_failures");
+	put_long(&b, s->same_task_failures);
+	key(&b, "last_failed_task");
+	put_str_or_null(&b, s->last_failed_task);
+	key(&b, "iteration");
+	put_long(&b, s->iteration);
+	key(&b, "total_opens");
+	put_long(&b, s->total_opens);
+	key(&b, "last_progress_iteration");
+	put_long(&b, s->last_progress_iteration);
+	key(&b, "last_progress_metric");
+	if (s->last_progress_metric == NULL)
+		puts_(&b, "{}");
+	else if ((metric = cJSON_PrintUnformatted(s->last_progress_metric)) !=
+	    NULL) {
+		puts_(&b, metric);
+		cJSON_free(metric);
+	} else
+		b.bad = 1;
+	key(&b, "last_fingerprint");
+	put_str_or_null(&b, s->last_fingerprint);
+	key(&b, "last_error_hash");
+	put_str_or_null(&b, s->last_error_hash);
+	key(&b, "last_error");
+	ckey(&b, "class", 1);
+	put_str(&b, s->last_error.cls);
+	ckey(&b, "type", 0);
+	put_str(&b, s->last_error.type);
+	ckey(&b, "message", 0);
+	put_str(&b, s->last_error.message != NULL ? s->last_error.message : "");
+	ckey(&b, "exit_code", 0);
+	put_long(&b, s->last_error.exit_code);
+	puts_(&b, "}");
+	key(&b, "opened_at");
+	put_time_or_null(&b, s->opened_at);
+	key(&b, "open_reason");
+	put_str_or_null(&b, s->open_reason);
+	key(&b, "outcome");
+	put_str(&b, outcome_name(s->outcome));
+	key(&b, "guidance");
+	put_str_or_null(&b, s->guidance);
+	key(&b, "skipped_phases");
+	puts_(&b, "[");
+	for (i = 0; i < s->n_skipped; i++) {
+		if (i > 0)
+			puts_(&b, ", ");
+		put_str(&b, s->skipped_phases[i]);
+	}
+	puts_(&b, "]");
+	key(&b, "updated_at");
+	put_time_or_null(&b, s->updated_at);
+	key(&b, "cooldown");
+	put_num(&b, s->cooldown);
+	key(&b, "trials_left");
+	put_long(&b, s->trials_left);
+	key(&b, "tripped");
+	puts_(&b, s->tripped ? "true" : "false");
+	key(&b, "errors_total");
+	for (i = 0; i < CB_CLASS_COUNT; i++) {
+		ckey(&b, class_keys[i], i == 0);
+		put_long(&b, s->errors_total[i]);
+	}
+	puts_(&b, "}");
+	key(&b, "history");
+	put_events(&b, s->history, s->n_history, "    ", "  ]");
+	puts_(&b, "\n}");
+	return finish(&b);
+}
+
+char *
+events_text(const struct cb_event *e, size_t n)
+{
+	struct jbuf b = { NULL, 0, 0, 0 };
+
+	put_events(&b, e, n, "  ", "]");
+	return finish(&b);
 }
 
 cJSON *
 state_to_json(const struct cb_state *s)
 {
-	cJSON *o, *le, *a, *et;
-	size_t i;
-	int bad = 0;
+	char *text = state_text(s);
+	cJSON *j = text != NULL ? cJSON_Parse(text) : NULL;
 
-	if ((o = cJSON_CreateObject()) == NULL)
-		return NULL;
-	put(o, "version", cJSON_CreateNumber(STATE_VERSION), &bad);
-	put(o, "name", str_or_null(s->name), &bad);
-	put(o, "state", cJSON_CreateString(circuit_name(s->state)), &bad);
-	put(o, "phase", str_or_null(s->phase), &bad);
-	put(o, "no_progress_count", cJSON_CreateNumber(s->no_progress_count),
-	    &bad);
-	put(o, "same_error_count", cJSON_CreateNumber(s->same_error_count),
-	    &bad);
-	put(o, "consecutive_errors", cJSON_CreateNumber(s->consecutive_errors),
-	    &bad);
-	put(o, "same_task_failures", cJSON_CreateNumber(s->same_task_failures),
-	    &bad);
-	put(o, "last_failed_task", str_or_null(s->last_failed_task), &bad);
-	put(o, "iteration", cJSON_CreateNumber((double)s->iteration), &bad);
-	put(o, "total_opens", cJSON_CreateNumber((double)s->total_opens), &bad);
-	put(o, "last_progress_iteration",
-	    cJSON_CreateNumber((double)s->last_progress_iteration), &bad);
-	put(o, "last_progress_metric", s->last_progress_metric != NULL ?
-	    cJSON_Duplicate(s->last_progress_metric, 1) : cJSON_CreateObject(),
-	    &bad);
-	put(o, "last_fingerprint", str_or_null(s->last_fingerprint), &bad);
-	put(o, "last_error_hash", str_or_null(s->last_error_hash), &bad);
-	if ((le = cJSON_CreateObject()) != NULL) {
-		put(le, "class", cJSON_CreateString(s->last_error.cls), &bad);
-		put(le, "type", cJSON_CreateString(s->last_error.type), &bad);
-		put(le, "message", cJSON_CreateString(s->last_error.message ?
-		    s->last_error.message : ""), &bad);
-		put(le, "exit_code", cJSON_CreateNumber(s->last_error.exit_code),
-		    &bad);
-	}
-	put(o, "last_error", le, &bad);
-	put(o, "opened_at", time_or_null(s->opened_at), &bad);
-	put(o, "open_reason", str_or_null(s->open_reason), &bad);
-	put(o, "outcome", cJSON_CreateString(outcome_name(s->outcome)), &bad);
-	put(o, "guidance", str_or_null(s->guidance), &bad);
-	if ((a = cJSON_CreateArray()) != NULL)
-		for (i = 0; i < s->n_skipped; i++)
-			if (!cJSON_AddItemToArray(a,
-			    cJSON_CreateString(s->skipped_phases[i])))
-				bad = 1;
-	put(o, "skipped_phases", a, &bad);
-	put(o, "updated_at", time_or_null(s->updated_at), &bad);
-	put(o, "cooldown", cJSON_CreateNumber(s->cooldown), &bad);
-	put(o, "trials_left", cJSON_CreateNumber(s->trials_left), &bad);
-	put(o, "tripped", cJSON_CreateBool(s->tripped), &bad);
-	if ((et = cJSON_CreateObject()) != NULL)
-		for (i = 0; i < CB_CLASS_COUNT; i++)
-			put(et, class_keys[i],
-			    cJSON_CreateNumber((double)s->errors_total[i]), &bad);
-	put(o, "errors_total", et, &bad);
-	if ((a = cJSON_CreateArray()) != NULL)
-		for (i = 0; i < s->n_history; i++)
-			if (!cJSON_AddItemToArray(a,
-			    event_to_json(&s->history[i])))
-				bad = 1;
-	put(o, "history", a, &bad);
-	if (bad) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
+	free(text);
+	return j;
 }

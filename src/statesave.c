@@ -21,8 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cJSON.h>
-
 #include "state.h"
 
 #define MAX_HOPS	40
@@ -160,7 +158,6 @@ state_save(const char *path, int follow_symlinks, const struct cb_state *s,
 	const char *base, *slash;
 	char *text = NULL;
 	struct stat st;
-	cJSON *j;
 	int fd = -1, dfd, e;
 
 	if (follow_symlinks) {
@@ -203,12 +200,10 @@ state_save(const char *path, int follow_symlinks, const struct cb_state *s,
 		return -1;
 	}
 
-	if ((j = state_to_json(s)) == NULL || (text = cJSON_Print(j)) == NULL) {
-		cJSON_Delete(j);
+	if ((text = state_text(s)) == NULL) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
-	cJSON_Delete(j);
 	remove_stale_temps(dir, base);
 
 	/* mkostemp creates 0600 already; fchmod states the intent anyway. */
@@ -218,7 +213,6 @@ state_save(const char *path, int follow_symlinks, const struct cb_state *s,
 	}
 	if (fchmod(fd, 0600) == -1 ||
 	    write_all(fd, text, strlen(text)) == -1 ||
-	    write_all(fd, "\n", 1) == -1 ||
 	    fsync(fd) == -1)
 		goto fail;
 	/* NFS reports a failed write-back (EIO, ENOSPC) only at close. */
