@@ -55,7 +55,8 @@ load(void)
 	    !SYM(final, "EVP_DigestFinal_ex") ||
 	    !SYM(init_crypto, "OPENSSL_init_crypto"))
 		return -1;
-	if (ossl.init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1)
+	if (ossl.init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
+	    OPENSSL_INIT_NO_ATEXIT, NULL) != 1)
 		return -1;
 	ossl.state = 1;
 	return 0;

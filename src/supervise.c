@@ -34,6 +34,7 @@
 
 #include "clock.h"
 #include "digest.h"
+#include "ptimer.h"
 #include "spawn.h"
 #include "supervise.h"
 
@@ -66,7 +67,7 @@ struct run {
 	int fg_tty;
 	double start;
 	ev_child cw, anyw;
-	ev_timer t_timeout, t_budget, t_kill, t_poll;
+	ev_timer t_kill, t_poll, t_prepare;
 	struct stream s[2];
 };
 
@@ -77,6 +78,9 @@ static int out_fd[2] = { STDOUT_FILENO, STDERR_FILENO };
 static int out_nonblock[2];
 static ev_signal sigw[9];
 static ev_timer sleep_timer;
+/* --timeout and the budget: precise, and kept for the process. */
+static struct ptimer t_timeout = PTIMER_INITIALIZER;
+static struct ptimer t_budget = PTIMER_INITIALIZER;
 
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static const int pass_sigs[] = { SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP,
@@ -210,7 +214,7 @@ start_drain(struct run *r)
 	r->phase = DRAIN;
 	ev_timer_stop(loop, &r->t_poll);
 	ev_timer_stop(loop, &r->t_kill);
-	ev_timer_stop(loop, &r->t_timeout);
+	ptimer_stop(loop, &t_timeout);
 	for (i = 0; i < 2; i++)
 		if (r->s[i].rfd != -1)
 			ev_feed_event(loop, &r->s[i].rio, EV_READ);
@@ -282,7 +286,7 @@ on_child(struct ev_loop *l, ev_child *w, int revents)
 		tcsetpgrp(STDIN_FILENO, getpgrp());
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
-	ev_timer_stop(loop, &r->t_timeout);
+	ptimer_stop(loop, &t_timeout);
 	if (r->cfg->keep_orphans)
 		start_drain(r);
 	else
@@ -335,8 +339,8 @@ stop_command(struct run *r, int sig)
 	}
 	group_kill(r, sig);
 	/* While the command dies, load what its failure will need: the
-	 * fingerprint's libcrypto.  This is time cbexec would otherwise
-	 * spend after the command's exit. */
+	 * fingerprint's libcrypto (at once when on_prepare did it).  This
+	 * is time cbexec would otherwise spend after the command's exit. */
 	digest_prepare();
 	if (ev_is_active(&r->t_kill))
 		return;
@@ -348,19 +352,31 @@ stop_command(struct run *r, int sig)
 		group_kill(r, SIGKILL);
 }
 
+/*
+ * A run near its time limit will most likely be stopped, and its failure
+ * needs libcrypto for the fingerprint: load it now, while the command
+ * still runs, so neither the kill nor the exit after it waits for the
+ * load.  A run that then ends in time has paid about a millisecond.
+ */
 static void
-on_timeout(struct ev_loop *l, ev_timer *w, int revents)
+on_prepare(struct ev_loop *l, ev_timer *w, int revents)
 {
-	struct run *r = w->data;
+	digest_prepare();
+}
+
+static void
+on_timeout(struct ptimer *t)
+{
+	struct run *r = t->data;
 
 	r->res->timed_out = 1;
 	stop_command(r, r->cfg->signal);
 }
 
 static void
-on_budget(struct ev_loop *l, ev_timer *w, int revents)
+on_budget(struct ptimer *t)
 {
-	struct run *r = w->data;
+	struct run *r = t->data;
 
 	r->res->timed_out = 1;
 	r->res->budget_expired = 1;
@@ -492,6 +508,7 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 {
 	struct run r;
 	int op[2] = { -1, -1 }, ep[2] = { -1, -1 }, i, e;
+	double now, limit;
 
 	memset(res, 0, sizeof(*res));
 	memset(&r, 0, sizeof(r));
@@ -545,22 +562,32 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	r.cw.data = r.anyw.data = &r;
 	ev_child_start(loop, &r.cw);
 	ev_child_start(loop, &r.anyw);
-	ev_init(&r.t_timeout, on_timeout);
-	ev_init(&r.t_budget, on_budget);
+	ptimer_init(&t_timeout, on_timeout);
+	ptimer_init(&t_budget, on_budget);
+	t_timeout.data = t_budget.data = &r;
 	ev_init(&r.t_kill, on_kill);
 	ev_init(&r.t_poll, on_poll);
-	r.t_timeout.data = r.t_budget.data = r.t_kill.data = r.t_poll.data =
-	    &r;
+	ev_init(&r.t_prepare, on_prepare);
+	r.t_kill.data = r.t_poll.data = &r;
 	r.t_poll.repeat = 0.01;
+	/* Like timeout(1), the time counts from the fork, not from the
+	 * moment the exec has succeeded. */
+	now = mono_now();
+	limit = -1;
 	if (cfg->timeout > 0) {
-		ev_timer_set(&r.t_timeout, cfg->timeout, 0);
-		ev_timer_start(loop, &r.t_timeout);
+		limit = cfg->timeout - (now - r.start);
+		ptimer_start(loop, &t_timeout, r.start + cfg->timeout);
 	}
 	if (cfg->deadline > 0) {
-		double left = cfg->deadline - mono_now();
+		double left = cfg->deadline - now;
 
-		ev_timer_set(&r.t_budget, left > 0 ? left : 0, 0);
-		ev_timer_start(loop, &r.t_budget);
+		if (limit < 0 || left < limit)
+			limit = left;
+		ptimer_start(loop, &t_budget, cfg->deadline);
+	}
+	if (limit > 0) {
+		ev_timer_set(&r.t_prepare, limit * 0.75, 0);
+		ev_timer_start(loop, &r.t_prepare);
 	}
 	for (i = 0; i < 2; i++)
 		if (r.s[i].rfd != -1)
@@ -574,10 +601,11 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	cur = NULL;
 	ev_child_stop(loop, &r.cw);
 	ev_child_stop(loop, &r.anyw);
-	ev_timer_stop(loop, &r.t_timeout);
-	ev_timer_stop(loop, &r.t_budget);
+	ptimer_stop(loop, &t_timeout);
+	ptimer_stop(loop, &t_budget);
 	ev_timer_stop(loop, &r.t_kill);
 	ev_timer_stop(loop, &r.t_poll);
+	ev_timer_stop(loop, &r.t_prepare);
 	for (i = 0; i < 2; i++) {
 		stream_close(&r.s[i]);
 		free(r.s[i].buf);
