@@ -61,7 +61,8 @@ int state_mkdirs(const char *path, char *err, size_t errlen);
 
 /* UTC ISO-8601 with milliseconds: 2026-11-22T01:02:03.456Z. */
 char *iso8601(double t, char *buf, size_t len);
-/* Parse that form back (also without milliseconds); -1 when malformed. */
+/* Parse that form back (also without milliseconds); -1 when malformed or
+ * before 1970. */
 int iso8601_parse(const char *s, double *t);
 
 #endif

@@ -6,9 +6,9 @@
  * Formatting rounds to the nearest millisecond and borrows a second for a
  * negative fraction, so any double prints (out-of-range input as the
  * epoch).  Parsing is strict: fixed-width fields, an optional fraction of
- * one to nine digits, a final 'Z', and a round trip through timegm() and
- * gmtime_r() so an impossible date such as Feb 30 is refused rather than
- * normalised.
+ * one to nine digits, a final 'Z', no impossible date such as Feb 30 (it
+ * is refused, not normalised), and no year before 1970: a negative time
+ * stands for "unset" in the state and would be written back as null.
  */
 #include <stdio.h>
 #include <string.h>
@@ -124,7 +124,7 @@ iso8601_parse(const char *s, double *t)
 	}
 	if (p[0] != 'Z' || p[1] != '\0')
 		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
 	    (mo == 2 && d == 29 && (y % 4 != 0 || (y % 100 == 0 &&
 	    y % 400 != 0))) || h > 23 || mi > 59 || sec > 59)
 		return -1;

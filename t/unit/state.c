@@ -535,6 +535,9 @@ test_types(void)
 		  "\"event\":\"reset\",\"from_state\":\"SHUT\"}]",
 		  "field 'history[0].from_state':" },
 		{ "\"history\":[7]", "field 'history[0]':" },
+		{ "\"history\":[{\"timestamp\":\"1013-11-22T04:24:27.095Z\","
+		  "\"event\":\"reset\"}]", "field 'history[0].timestamp':" },
+		{ "\"opened_at\":\"1969-12-31T23:59:59Z\"", "field 'opened_at':" },
 	};
 	struct cb_state s;
 	char json[512], desc[160], want[600];
@@ -832,6 +835,9 @@ test_iso(void)
 		"2026-02-30T00:00:00Z", "2026-11-22T24:00:00Z",
 		"2026-11-22T01:02:03.456Zx", "+026-11-22T01:02:03Z",
 		"2026-11-22T01:02:03.1234567890Z",
+		/* Before the epoch: it would be written back as null (found by
+		 * fuzz_state). */
+		"1013-11-22T04:24:27.095Z", "1969-12-31T23:59:59.999Z",
 	};
 	char buf[40], buf2[40];
 	double t;
