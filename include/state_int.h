@@ -19,6 +19,8 @@ extern const char *const class_keys[CB_CLASS_COUNT];
  * in the error.  Absent leaves the destination as it was and returns 0;
  * a wrong type or value returns -1 with the reason in err.
  */
+/* o[key]: the first member of that name, or NULL. */
+const struct cJSON *member(const struct cJSON *o, const char *key);
 /* Always -1, with "field 'F': expected WANT" in err. */
 int bad_field(char *err, size_t errlen, const char *field, const char *want);
 int get_num(const struct cJSON *o, const char *key, const char *field,

@@ -51,9 +51,27 @@ civil_from_days(long long z, long long *y, int *m, int *d)
 	*y = yoe + era * 400 + (*m <= 2);
 }
 
+/* v as n decimal digits, zero-padded, ending at p + n. */
+static char *
+put_digits(char *p, long long v, int n)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--) {
+		p[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	return p + n;
+}
+
+/*
+ * Written by hand, not with snprintf: a state file holds a stamp per
+ * history event and is rewritten after every run.
+ */
 char *
 iso8601(double t, char *buf, size_t len)
 {
+	char tmp[32], *p = tmp;
 	long long ms, secs, days, y;
 	int frac, sod, mo, d;
 
@@ -74,8 +92,32 @@ iso8601(double t, char *buf, size_t len)
 		days--;
 	}
 	civil_from_days(days, &y, &mo, &d);
-	snprintf(buf, len, "%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ", y, mo, d,
-	    sod / 3600, sod / 60 % 60, sod % 60, frac);
+	if (y < 0 || y > 9999) {	/* out of the fixed-width form */
+		snprintf(buf, len, "%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ", y,
+		    mo, d, sod / 3600, sod / 60 % 60, sod % 60, frac);
+		return buf;
+	}
+	p = put_digits(p, y, 4);
+	*p++ = '-';
+	p = put_digits(p, mo, 2);
+	*p++ = '-';
+	p = put_digits(p, d, 2);
+	*p++ = 'T';
+	p = put_digits(p, sod / 3600, 2);
+	*p++ = ':';
+	p = put_digits(p, sod / 60 % 60, 2);
+	*p++ = ':';
+	p = put_digits(p, sod % 60, 2);
+	*p++ = '.';
+	p = put_digits(p, frac, 3);
+	*p++ = 'Z';
+	*p = '\0';
+	if (len > 0) {
+		if ((size_t)(p - tmp) >= len)
+			p = tmp + len - 1;
+		memcpy(buf, tmp, (size_t)(p - tmp));
+		buf[p - tmp] = '\0';
+	}
 	return buf;
 }
 

@@ -10,6 +10,12 @@
  * reported with its line and column.  The file may grow while it is read,
  * so the size cap is checked again as the buffer grows.
  *
+ * The parse tree of one load is allocated from an arena and dropped whole:
+ * a state with a full history is some 3 000 small cJSON blocks, and
+ * freeing them one by one cost as much as parsing them.  Only the parse
+ * itself runs with the arena's hooks; what the state keeps is copied out
+ * with the ordinary allocator.
+ *
  * The lock is an flock on "FILE.lock", which an invocation holds from
  * before it loads the state until after its last save.  The kernel drops
  * it when the holder dies, so a kill -9 leaves no stale lock.  A caller
@@ -23,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +45,68 @@
 
 /* A real state file is a few hundred KiB at most (bounded history). */
 #define MAX_STATE_SIZE	(16L * 1024 * 1024)
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+static struct chunk *arena;
+
+static void *
+arena_alloc(size_t n)
+{
+	const size_t align = sizeof(max_align_t);
+	struct chunk *c = arena;
+	size_t cap;
+	void *p;
+
+	n = (n + align - 1) / align * align;
+	if (c == NULL || c->cap - c->used < n) {
+		cap = n > 65536 ? n : 65536;
+		if ((c = malloc(sizeof(*c) + cap)) == NULL)
+			return NULL;
+		c->next = arena;
+		c->used = 0;
+		c->cap = cap;
+		arena = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+static void
+arena_free(void *p)
+{
+	(void)p;	/* the whole arena goes at once */
+}
+
+static void
+arena_drop(void)
+{
+	struct chunk *c;
+
+	while ((c = arena) != NULL) {
+		arena = c->next;
+		free(c);
+	}
+}
+
+/* buf (len bytes and a NUL) parsed into a tree that lives in the arena
+ * until arena_drop(); *end as cJSON_ParseWithLengthOpts sets it. */
+static cJSON *
+parse_in_arena(const char *buf, size_t len, const char **end)
+{
+	cJSON_Hooks hooks = { arena_alloc, arena_free };
+	cJSON *j;
+
+	cJSON_InitHooks(&hooks);
+	j = cJSON_ParseWithLengthOpts(buf, len + 1, end, 1);
+	cJSON_InitHooks(NULL);
+	return j;
+}
 
 /* ---- load ---- */
 
@@ -130,7 +199,7 @@ state_load(const char *path, int follow_symlinks, const char *name,
 	char *buf = NULL, pos[64], why[256];
 	size_t len;
 	cJSON *j;
-	int fd;
+	int fd, rc;
 
 	/*
 	 * O_NONBLOCK so a FIFO planted at the path cannot hang us in open();
@@ -170,7 +239,8 @@ state_load(const char *path, int follow_symlinks, const char *name,
 		    len) - buf));
 		goto fail;
 	}
-	if ((j = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1)) == NULL) {
+	if ((j = parse_in_arena(buf, len, &end)) == NULL) {
+		arena_drop();
 		if (end != NULL && end >= buf && end <= buf + len)
 			where(buf, (size_t)(end - buf), pos, sizeof(pos));
 		else
@@ -181,12 +251,12 @@ state_load(const char *path, int follow_symlinks, const char *name,
 	}
 	free(buf);
 	buf = NULL;
-	if (state_from_json(j, s, why, sizeof(why)) == -1) {
-		cJSON_Delete(j);
+	rc = state_from_json(j, s, why, sizeof(why));
+	arena_drop();
+	if (rc == -1) {
 		snprintf(err, errlen, "%s: %s", path, why);
 		return -1;
 	}
-	cJSON_Delete(j);
 	if (s->name == NULL && name != NULL &&
 	    (s->name = strdup(name)) == NULL) {
 		breaker_free(s);

@@ -34,30 +34,37 @@ struct jbuf {
 	int bad;		/* an allocation failed */
 };
 
-static void
-put(struct jbuf *b, const char *s, size_t n)
+/* Room for n more bytes and the final NUL; 0, or -1 once out of memory. */
+static int
+grow(struct jbuf *b, size_t n)
 {
 	size_t cap;
 	char *p;
 
 	if (b->bad)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		for (cap = b->cap > 0 ? b->cap : 4096; cap < b->len + n + 1;)
-			cap *= 2;
-		if ((p = realloc(b->p, cap)) == NULL) {
-			b->bad = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+		return -1;
+	for (cap = b->cap > 0 ? b->cap : 4096; cap < b->len + n + 1;)
+		cap *= 2;
+	if ((p = realloc(b->p, cap)) == NULL) {
+		b->bad = 1;
+		return -1;
 	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
+	b->p = p;
+	b->cap = cap;
+	return 0;
 }
 
-static void
+/* Inline, so the many short literal pieces become plain stores. */
+static inline void
+put(struct jbuf *b, const char *s, size_t n)
+{
+	if (b->cap - b->len <= n && grow(b, n) == -1)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static inline void
 puts_(struct jbuf *b, const char *s)
 {
 	put(b, s, strlen(s));
@@ -163,7 +170,7 @@ put_circuit_or_null(struct jbuf *b, int c)
 }
 
 /* A top-level member's key: ",\n  \"key\": " (the first: no comma). */
-static void
+static inline void
 key(struct jbuf *b, const char *k)
 {
 	puts_(b, b->len > 0 ? ",\n  \"" : "{\n  \"");
@@ -172,7 +179,7 @@ key(struct jbuf *b, const char *k)
 }
 
 /* A compact object's key: ", \"key\": ", or "{\"key\": " for the first. */
-static void
+static inline void
 ckey(struct jbuf *b, const char *k, int first)
 {
 	puts_(b, first ? "{\"" : ", \"");
@@ -247,6 +254,7 @@ finish(struct jbuf *b)
 		free(b->p);
 		return NULL;
 	}
+	b->p[b->len] = '\0';	/* grow() keeps room for it */
 	return b->p;
 }
 

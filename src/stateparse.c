@@ -21,58 +21,78 @@
 #include "state.h"
 #include "state_int.h"
 
+/*
+ * One history event.  The readers name a bad member by its key alone;
+ * only when one fails is the name made "history[i].key", so a good file
+ * costs no formatting per member.
+ */
 static int
-event_from_json(const cJSON *j, size_t i, struct cb_event *e, char *err,
-    size_t errlen)
+event_fields(const cJSON *j, struct cb_event *e, char *err, size_t errlen)
 {
 	const cJSON *v;
-	char f[64];
 	double d;
 
-	snprintf(f, sizeof(f), "history[%zu]", i);
-	if (!cJSON_IsObject(j))
-		return bad_field(err, errlen, f, "an object");
-#define F(k) (snprintf(f, sizeof(f), "history[%zu].%s", i, k), f)
-	if (cJSON_GetObjectItemCaseSensitive(j, "timestamp") == NULL)
-		return bad_field(err, errlen, F("timestamp"),
+	if (member(j, "timestamp") == NULL)
+		return bad_field(err, errlen, "timestamp",
 		    "an ISO-8601 timestamp");
-	if (get_time(j, "timestamp", F("timestamp"), 0, &e->ts, err,
+	if (get_time(j, "timestamp", "timestamp", 0, &e->ts, err,
 	    errlen) == -1 ||
-	    get_long(j, "iteration", F("iteration"), &e->iteration, err,
+	    get_long(j, "iteration", "iteration", &e->iteration, err,
 	    errlen) == -1 ||
-	    get_circuit(j, "from_state", F("from_state"), &e->from, err,
+	    get_circuit(j, "from_state", "from_state", &e->from, err,
 	    errlen) == -1 ||
-	    get_circuit(j, "to_state", F("to_state"), &e->to, err,
+	    get_circuit(j, "to_state", "to_state", &e->to, err,
 	    errlen) == -1 ||
-	    get_str(j, "reason", F("reason"), &e->reason, err, errlen) == -1 ||
-	    get_str(j, "user", F("user"), &e->user, err, errlen) == -1 ||
-	    get_buf(j, "class", F("class"), e->cls, sizeof(e->cls), err,
+	    get_str(j, "reason", "reason", &e->reason, err, errlen) == -1 ||
+	    get_str(j, "user", "user", &e->user, err, errlen) == -1 ||
+	    get_buf(j, "class", "class", e->cls, sizeof(e->cls), err,
 	    errlen) == -1 ||
-	    get_buf(j, "type", F("type"), e->type, sizeof(e->type), err,
+	    get_buf(j, "type", "type", e->type, sizeof(e->type), err,
 	    errlen) == -1)
 		return -1;
-	v = cJSON_GetObjectItemCaseSensitive(j, "event");
+	v = member(j, "event");
 	if (!cJSON_IsString(v) ||
 	    event_kind_from_name(v->valuestring, &e->kind) == -1)
-		return bad_field(err, errlen, F("event"), "\"state_change\", "
+		return bad_field(err, errlen, "event", "\"state_change\", "
 		    "\"progress\", \"error\", \"reset\" or \"skip\"");
-	v = cJSON_GetObjectItemCaseSensitive(j, "progress");
+	v = member(j, "progress");
 	if (v != NULL && !cJSON_IsNull(v)) {
 		if (!cJSON_IsBool(v))
-			return bad_field(err, errlen, F("progress"),
+			return bad_field(err, errlen, "progress",
 			    "true, false or null");
 		e->progress = cJSON_IsTrue(v);
 	}
-	v = cJSON_GetObjectItemCaseSensitive(j, "exit_code");
+	v = member(j, "exit_code");
 	if (v != NULL && !cJSON_IsNull(v)) {
 		d = 0;
-		if (get_num(j, "exit_code", F("exit_code"), 0, INT_MAX, 1, &d,
+		if (get_num(j, "exit_code", "exit_code", 0, INT_MAX, 1, &d,
 		    err, errlen) == -1)
 			return -1;
 		e->exit_code = (int)d;
 	}
-#undef F
 	return 0;
+}
+
+static int
+event_from_json(const cJSON *j, size_t i, struct cb_event *e, char *err,
+    size_t errlen)
+{
+	static const char pre[] = "field '";
+	char why[256];
+
+	if (!cJSON_IsObject(j)) {
+		snprintf(err, errlen, "field 'history[%zu]': expected an "
+		    "object", i);
+		return -1;
+	}
+	if (event_fields(j, e, why, sizeof(why)) == 0)
+		return 0;
+	if (strncmp(why, pre, sizeof(pre) - 1) == 0)
+		snprintf(err, errlen, "%shistory[%zu].%s", pre, i,
+		    why + sizeof(pre) - 1);
+	else
+		snprintf(err, errlen, "%s", why);
+	return -1;
 }
 
 static int
@@ -145,7 +165,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		snprintf(err, errlen, "corrupt state file: not a JSON object");
 		return -1;
 	}
-	v = cJSON_GetObjectItemCaseSensitive(j, "version");
+	v = member(j, "version");
 	if (v == NULL) {
 		snprintf(err, errlen, "corrupt state file: no 'version'");
 		return -1;
@@ -162,7 +182,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	s->version = (int)d;
 
 	/* Without "state" a default CLOSED could re-arm a tripped breaker. */
-	v = cJSON_GetObjectItemCaseSensitive(j, "state");
+	v = member(j, "state");
 	if (v == NULL) {
 		snprintf(err, errlen, "corrupt state file: no 'state'");
 		return -1;
@@ -171,7 +191,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    &s->state) == -1)
 		return bad_field(err, errlen, "state",
 		    "\"CLOSED\", \"HALF_OPEN\" or \"OPEN\"");
-	v = cJSON_GetObjectItemCaseSensitive(j, "outcome");
+	v = member(j, "outcome");
 	if (v != NULL && (!cJSON_IsString(v) ||
 	    outcome_from_name(v->valuestring, &s->outcome) == -1))
 		return bad_field(err, errlen, "outcome", "an outcome name "
@@ -213,7 +233,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    errlen) == -1)
 		return -1;
 
-	v = cJSON_GetObjectItemCaseSensitive(j, "tripped");
+	v = member(j, "tripped");
 	if (v != NULL) {
 		if (!cJSON_IsBool(v))
 			return bad_field(err, errlen, "tripped",
@@ -221,7 +241,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		s->tripped = cJSON_IsTrue(v);
 	}
 
-	v = cJSON_GetObjectItemCaseSensitive(j, "last_progress_metric");
+	v = member(j, "last_progress_metric");
 	if (v != NULL && !cJSON_IsNull(v)) {
 		if (!cJSON_IsObject(v))
 			return bad_field(err, errlen, "last_progress_metric",
@@ -233,7 +253,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		}
 	}
 
-	le = cJSON_GetObjectItemCaseSensitive(j, "last_error");
+	le = member(j, "last_error");
 	if (le != NULL && !cJSON_IsNull(le)) {
 		if (!cJSON_IsObject(le))
 			return bad_field(err, errlen, "last_error",
@@ -257,7 +277,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		}
 	}
 
-	et = cJSON_GetObjectItemCaseSensitive(j, "errors_total");
+	et = member(j, "errors_total");
 	if (et != NULL && !cJSON_IsNull(et)) {
 		if (!cJSON_IsObject(et))
 			return bad_field(err, errlen, "errors_total",
@@ -270,10 +290,10 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		}
 	}
 
-	if (load_skipped(cJSON_GetObjectItemCaseSensitive(j,
+	if (load_skipped(member(j,
 	    "skipped_phases"), s, err, errlen) == -1)
 		return -1;
-	return load_history(cJSON_GetObjectItemCaseSensitive(j, "history"), s,
+	return load_history(member(j, "history"), s,
 	    err, errlen);
 }
 
