@@ -18,6 +18,10 @@
  * are reopened through /proc/self/fd as new, non-blocking open file
  * descriptions, so a stalled reader never blocks the loop (timers still
  * fire) and the O_NONBLOCK flag never leaks to whoever shares the pipe.
+ * Into such a pipe the bytes are not written but spliced: tee() puts a
+ * reference to them in a hold pipe, from which they are read for the tail
+ * ring and the status scanner, and splice() then moves them from the
+ * child's pipe into ours, so each byte is copied once instead of twice.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +50,9 @@ struct stream {
 	int rfd;		/* read end of the child's pipe, -1 closed */
 	int wfd;		/* where the bytes go */
 	int nonblock;		/* wfd is non-blocking */
+	int splice;		/* wfd is a pipe: pass bytes on with splice */
+	int hold[2];		/* the pipe tee() copies into, -1 until used */
+	size_t pending;		/* bytes tee'd, still to splice out of rfd */
 	ev_io rio, wio;
 	char *buf;		/* bytes read but not yet written */
 	size_t off, len;
@@ -112,7 +119,7 @@ stream_close(struct stream *s)
 	ev_io_stop(loop, &s->wio);
 	close(s->rfd);
 	s->rfd = -1;
-	s->len = s->off = 0;
+	s->len = s->off = s->pending = 0;
 }
 
 static void
@@ -122,13 +129,61 @@ check_done(struct run *r)
 		ev_break(loop, EVBREAK_ONE);
 }
 
-/* Write what is pending; 1 when all of it went, 0 when the reader is
+/* The reader is slow: wait until it can take more. */
+static int
+wait_writable(struct stream *s)
+{
+	ev_io_stop(loop, &s->rio);
+	ev_io_start(loop, &s->wio);
+	return 0;
+}
+
+/*
+ * The pipe to our reader does not take splice after all: what was tee'd
+ * is still in the child's pipe, so read it out to be written the plain
+ * way (the ring and the scanner have seen it already).
+ */
+static int
+unsplice(struct stream *s)
+{
+	ssize_t n;
+
+	s->splice = 0;
+	while (s->pending > 0) {
+		n = read(s->rfd, s->buf + s->len, s->pending);
+		if (n <= 0 && !(n == -1 && errno == EINTR))
+			return -1;
+		if (n > 0) {
+			s->len += (size_t)n;
+			s->pending -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* Pass on what is pending; 1 when all of it went, 0 when the reader is
  * slow (the write watcher is armed), -1 when the reader is gone. */
 static int
 stream_flush(struct stream *s)
 {
 	ssize_t n;
 
+	while (s->pending > 0) {
+		/* Out of the child's pipe into our reader's, page by page. */
+		n = splice(s->rfd, NULL, s->wfd, NULL, s->pending,
+		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		if (n > 0) {
+			s->pending -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return wait_writable(s);
+		if (n == -1 && errno == EINVAL && unsplice(s) == 0)
+			break;
+		return -1;
+	}
 	while (s->off < s->len) {
 		n = write(s->wfd, s->buf + s->off, s->len - s->off);
 		if (n >= 0) {
@@ -137,15 +192,66 @@ stream_flush(struct stream *s)
 		}
 		if (errno == EINTR)
 			continue;
-		if (errno == EAGAIN) {
-			ev_io_stop(loop, &s->rio);
-			ev_io_start(loop, &s->wio);
-			return 0;
-		}
+		if (errno == EAGAIN)
+			return wait_writable(s);
 		return -1;
 	}
 	s->off = s->len = 0;
 	return 1;
+}
+
+/* n bytes just taken from the child: into the tail ring and the scanner. */
+static void
+stream_keep(struct stream *s, size_t n)
+{
+	ring_push(s->ring, s->buf, n);
+	if (s->scanner != NULL)
+		status_scanner_feed(s->scanner, s->buf, n);
+}
+
+/*
+ * Take the next bytes from the child's pipe into s->buf for the ring and
+ * the scanner, leaving them to stream_flush.  When our output is a pipe
+ * they are tee'd (a reference, no copy) into the hold pipe and read from
+ * there, and stay in the child's pipe to be spliced on: one copy per byte
+ * where read and write made two.  Returns the bytes taken, 0 at the end,
+ * -1 with errno (EAGAIN: nothing now).
+ */
+static ssize_t
+stream_take(struct stream *s)
+{
+	ssize_t n, got;
+
+	if (s->splice && s->hold[0] == -1 &&
+	    pipe2(s->hold, O_CLOEXEC | O_NONBLOCK) == -1)
+		s->splice = 0;
+	if (s->splice) {
+		n = tee(s->rfd, s->hold[1], CHUNK, SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			for (got = 0; got < n;) {
+				ssize_t r = read(s->hold[0], s->buf + got,
+				    (size_t)(n - got));
+
+				if (r > 0)
+					got += r;
+				else if (!(r == -1 && errno == EINTR))
+					return -1;
+			}
+			stream_keep(s, (size_t)n);
+			s->pending = (size_t)n;
+			return n;
+		}
+		if (!(n == -1 && errno == EINVAL))
+			return n;
+		s->splice = 0;
+	}
+	n = read(s->rfd, s->buf, CHUNK);
+	if (n > 0) {
+		stream_keep(s, (size_t)n);
+		s->len = (size_t)n;
+		s->off = 0;
+	}
+	return n;
 }
 
 /* Copy up to a few chunks from the child's pipe, then yield to the loop
@@ -167,16 +273,8 @@ stream_pump(struct stream *s)
 			stream_close(s);
 			break;
 		}
-		n = read(s->rfd, s->buf, CHUNK);
-		if (n > 0) {
-			ring_push(s->ring, s->buf, (size_t)n);
-			if (s->scanner != NULL)
-				status_scanner_feed(s->scanner, s->buf,
-				    (size_t)n);
-			s->len = (size_t)n;
-			s->off = 0;
+		if ((n = stream_take(s)) > 0)
 			continue;
-		}
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && errno == EAGAIN && r->phase != DRAIN)
@@ -484,6 +582,9 @@ stream_init(struct stream *s, struct run *r, int rfd, int idx,
 	s->rfd = rfd;
 	s->wfd = out_fd[idx];
 	s->nonblock = out_nonblock[idx];
+	s->splice = out_nonblock[idx];	/* a pipe of our own */
+	s->hold[0] = s->hold[1] = -1;
+	s->pending = 0;
 	s->ring = ring;
 	s->scanner = sc;
 	s->run = r;
@@ -609,6 +710,10 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	for (i = 0; i < 2; i++) {
 		stream_close(&r.s[i]);
 		free(r.s[i].buf);
+		if (r.s[i].hold[0] != -1) {
+			close(r.s[i].hold[0]);
+			close(r.s[i].hold[1]);
+		}
 	}
 	if (!r.reaped)
 		res->duration = mono_now() - r.start;

@@ -12,6 +12,20 @@ cmp -s blob out; ok $? "stdout byte-exact"
 cmp -s blob err; ok $? "stderr byte-exact"
 C --no-capture-stdout -- cat blob > out2; cmp -s blob out2; ok $? "--no-capture-stdout byte-exact"
 
+# Into pipes the bytes are spliced on, not copied: still byte-exact, and
+# the tails and the status block are still seen.
+{ C -- sh -c 'cat blob; cat blob >&2' 2>&3 | cat > pout; } 3>&1 | cat > perr
+cmp -s blob pout; ok $? "stdout byte-exact through a pipe"
+cmp -s blob perr; ok $? "stderr byte-exact through a pipe"
+"$CBEXEC" -q --state pipe1.json --no-prompt -- sh -c 'cat blob; cat blob >&2;
+	echo "Error: Cannot find module x" >&2; exit 1' 2>&1 | cat > /dev/null
+is "$(jget pipe1.json last_error.type)" missing_dependency \
+	"stderr tail through a pipe: classified"
+"$CBEXEC" -q --state pipe2.json --no-prompt --loop -n 5 -- sh -c 'cat blob
+	printf "%s\n" ---CBEXEC_STATUS--- "STATUS: COMPLETE" ---END_CBEXEC_STATUS---
+	cat blob >&2' 2>&1 | cat > /dev/null
+is "$(jget pipe2.json iteration)" 1 "status block through a pipe: the loop ends"
+
 # cbexec -- yes | head ends promptly; the child dies of SIGPIPE.
 start=$(date +%s%N)
 out=$(C -t 10 -- yes | head -c 10 | wc -c)
