@@ -15,7 +15,7 @@ CRYPTO_SONAME ?= $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir \
 	libcrypto 2>/dev/null)/libcrypto.so" 2>/dev/null | \
 	awk '/SONAME/ { print $$2 }')
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
-	-Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
+	-Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter -pthread \
 	-Iinclude $(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null) \
 	-DCRYPTO_SONAME='"$(or $(CRYPTO_SONAME),libcrypto.so.3)"'
 # libev is linked statically where its archive is installed (Debian's
@@ -101,7 +101,7 @@ t/faultshim.so: t/faultshim.c
 FUZZCC ?= clang
 FUZZTIME ?= 60
 FUZZ_TARGETS = state status classify duration config
-FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -Iinclude \
+FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -pthread -Iinclude \
 	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null) \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined

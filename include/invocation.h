@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "driver.h"
 #include "report.h"
+#include "progress.h"
 #include "status.h"
 
 struct inv {
@@ -26,6 +27,7 @@ struct inv {
 struct prints {
 	char git[DIGEST_HEX_LEN + 1];
 	char files[DIGEST_HEX_LEN + 1];
+	struct files_watch *fw;	/* before: what changed since "files" */
 };
 
 /* Save the state; -1 with the message printed. */
@@ -43,8 +45,10 @@ int in_codes(const struct codes *c, int v);
  * the invocation's exit status; *code: the run's own exit status. */
 int one_run(struct inv *v, int *code, int *failed);
 
-/* Work-tree fingerprints for the enabled sources (judge.c). */
-void take_prints(struct inv *v, struct prints *p);
+/* Work-tree fingerprints for the enabled sources (judge.c): before the
+ * run (before NULL), or after it, when before's watch may spare a walk
+ * (and is freed). */
+void take_prints(struct inv *v, struct prints *p, struct prints *before);
 /* SPEC §3.1: did this run make progress? */
 int judge_progress(struct inv *v, const struct prints *before,
     const struct prints *after, const struct status_report *st,

@@ -84,9 +84,19 @@ int progress_in_git(void);
  */
 int progress_git(char hex[DIGEST_HEX_LEN + 1]);
 
-/* "files" fingerprint: path, size, mtime, mode of every file under the
- * watch dirs, excluding .git, the state dir and the globs.  0 / -1. */
-int progress_files(const struct progress_cfg *c, char hex[DIGEST_HEX_LEN + 1]);
+/*
+ * "files" fingerprint: path, size, mtime, mode of every file under the
+ * watch dirs, excluding .git, the state dir and the globs.  0 / -1.
+ * With fw, the directories are also watched for changes from then on, and
+ * *fw is set (NULL when it cannot be: files_changed(NULL) is 1).
+ */
+struct files_watch;
+int progress_files(const struct progress_cfg *c, char hex[DIGEST_HEX_LEN + 1],
+    struct files_watch **fw);
+/* 0 when nothing the fingerprint covers changed since the walk, so a new
+ * fingerprint would be the same; 1 when something may have. */
+int files_changed(struct files_watch *fw);
+void files_watch_free(struct files_watch *fw);
 
 /*
  * Run cmd with /bin/sh -c, stdout captured (at most 64 KiB), killed after

@@ -11,11 +11,12 @@
 #include "progress.h"
 
 void
-take_prints(struct inv *v, struct prints *p)
+take_prints(struct inv *v, struct prints *p, struct prints *before)
 {
 	struct progress_cfg pc;
 
 	p->git[0] = p->files[0] = '\0';
+	p->fw = NULL;
 	if ((v->sources & PROG_GIT) && progress_git(p->git) == -1) {
 		report_warn(&v->rep, "progress: git fingerprint failed");
 		p->git[0] = '\0';
@@ -27,11 +28,20 @@ take_prints(struct inv *v, struct prints *p)
 		pc.exclude = v->o->exclude.v;
 		pc.n_exclude = v->o->exclude.n;
 		pc.state_dir = v->state_dir;
-		if (progress_files(&pc, p->files) == -1) {
+		/* Nothing changed since the walk before: the same print. */
+		if (before != NULL && before->files[0] != '\0' &&
+		    !files_changed(before->fw))
+			memcpy(p->files, before->files, sizeof(p->files));
+		else if (progress_files(&pc, p->files, before == NULL ?
+		    &p->fw : NULL) == -1) {
 			report_warn(&v->rep, "progress: files fingerprint "
 			    "failed");
 			p->files[0] = '\0';
 		}
+	}
+	if (before != NULL) {
+		files_watch_free(before->fw);
+		before->fw = NULL;
 	}
 }
 

@@ -202,6 +202,7 @@ one_run(struct inv *v, int *code, int *failed)
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&c, 0, sizeof(c));
+	memset(&before, 0, sizeof(before));
 	status_init(&st);
 	status_init(&cmd);
 	if (make_status_file(sfile, sizeof(sfile)) == -1) {
@@ -213,7 +214,7 @@ one_run(struct inv *v, int *code, int *failed)
 		goto oom;
 	if (!o->no_capture_stdout && (sc = status_scanner_new()) == NULL)
 		goto oom;
-	take_prints(v, &before);
+	take_prints(v, &before, NULL);
 
 	cfg.argv = o->argv;
 	cfg.timeout = o->timeout;
@@ -242,7 +243,7 @@ one_run(struct inv *v, int *code, int *failed)
 	    progress_cmd(o->progress_cmd, o->timeout > 0 ? o->timeout : 120,
 	    &cmd, err, sizeof(err)) == -1)
 		report_warn(&v->rep, "%s", err);
-	take_prints(v, &after);
+	take_prints(v, &after, &before);
 
 	memset(&f, 0, sizeof(f));
 	f.command = o->argv[0];
@@ -350,6 +351,7 @@ one_run(struct inv *v, int *code, int *failed)
 out:
 	sup_result_free(&r);
 out_noresult:
+	files_watch_free(before.fw);
 	free(task);
 	classification_free(&c);
 	status_free(&st);
@@ -363,6 +365,7 @@ oom_result:
 	classification_free(&c);
 oom:
 	fprintf(stderr, "cbexec: out of memory\n");
+	files_watch_free(before.fw);
 	status_scanner_free(sc);
 	free_env(cfg.envp);
 	unlink(sfile);

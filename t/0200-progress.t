@@ -44,6 +44,10 @@ cb --state $S --progress files --watch w --exclude '*.log' -- touch w/x.log
 is "$(jget $S no_progress_count)" 2 "files: excluded glob is not progress"
 cb --state $S --progress files --watch w -- chmod 600 w/one
 is "$(jget $S no_progress_count)" 0 "files: a mode change is progress"
+cb --state $S --progress files --watch w -- sh -c 'touch w/tmp; rm w/tmp'
+is "$(jget $S no_progress_count)" 1 "files: a file made and removed is no progress"
+cb --state $S --progress files --watch w -- sh -c 'mkdir -p w/a/b; echo x > w/a/b/c'
+is "$(jget $S no_progress_count)" 0 "files: a file in a new directory is progress"
 
 # status: the block on stdout, and the status file.
 S=s.json

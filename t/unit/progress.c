@@ -295,7 +295,7 @@ t_git(void)
 static void
 fp(const struct progress_cfg *c, char hex[DIGEST_HEX_LEN + 1])
 {
-	if (progress_files(c, hex) == -1)
+	if (progress_files(c, hex, NULL) == -1)
 		strcpy(hex, "error");
 }
 
@@ -313,7 +313,7 @@ t_files(void)
 	mkdir(dir, 0700);
 	sh("cd %s && mkdir -p sub .git .cbexec build && "
 	    "echo a > a && echo b > sub/b && ln -s . loop", dir);
-	is_int(progress_files(&c, h0), 0, "files fingerprint");
+	is_int(progress_files(&c, h0, NULL), 0, "files fingerprint");
 	fp(&c, h1);
 	is_str(h1, h0, "stable across two calls");
 	sh("cd %s && echo c > sub/c", dir);
@@ -357,7 +357,76 @@ t_files(void)
 	watch[0] = "/nonexistent/watch";
 	c.watch = watch;
 	c.n_watch = 1;
-	is_int(progress_files(&c, h0), -1, "missing watch dir fails");
+	is_int(progress_files(&c, h0, NULL), -1, "missing watch dir fails");
+}
+
+/* A fresh watch of c, its fingerprint into h; then cmd; then whether the
+ * watch saw a change, checked against a new walk: "no change" must mean
+ * the same fingerprint. */
+static int
+changed_by(const struct progress_cfg *c, const char *dir, const char *cmd)
+{
+	char h0[DIGEST_HEX_LEN + 1], h1[DIGEST_HEX_LEN + 1];
+	struct files_watch *fw = NULL;
+	int r;
+
+	char line[1024];
+
+	if (progress_files(c, h0, &fw) == -1 || fw == NULL)
+		return -1;
+	snprintf(line, sizeof(line), "cd %s && %s", dir, cmd);
+	sh("%s", line);
+	r = files_changed(fw);
+	files_watch_free(fw);
+	fp(c, h1);
+	if (r == 0 && strcmp(h0, h1) != 0)
+		return -2;	/* a change the watch missed */
+	return r;
+}
+
+static void
+t_watch(void)
+{
+	char dir[300], state[320], h[DIGEST_HEX_LEN + 1];
+	char *watch[1] = { dir }, *excl[] = { "*.log", "build", "sub/keep*" };
+	struct progress_cfg c = { watch, 1, excl, 3, state };
+	struct files_watch *fw = NULL;
+	static const struct { const char *cmd; int want; } t[] = {
+		{ "true", 0 },
+		{ "echo x >> .git/x", 0 },
+		{ "echo x >> .cbexec/state.json", 0 },
+		{ "echo l >> x.log && echo l > sub/new.log", 0 },
+		{ "echo z >> build/z && echo z >> sub/deep/build/z", 0 },
+		{ "echo k > sub/keep3", 0 },
+		{ "echo more >> sub/b", 1 },
+		{ "echo c > sub/deep/c", 1 },
+		{ "mkdir sub/newdir", 1 },
+		{ "touch -d @7 a", 1 },
+		{ "chmod 640 a", 1 },
+		{ "mv sub/b sub/b2", 1 },
+		{ "rm sub/b2", 1 },
+		{ "rm -r sub/newdir", 1 },
+		{ "echo t > tmp && rm tmp", 1 },
+	};
+	char desc[160];
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "%s/watched", top);
+	snprintf(state, sizeof(state), "%s/.cbexec", dir);
+	mkdir(dir, 0700);
+	sh("cd %s && mkdir -p sub/deep/build .git .cbexec build && "
+	    "echo a > a && echo b > sub/b && echo x > .git/x && "
+	    "echo z > build/z && echo z > sub/deep/build/z", dir);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(desc, sizeof(desc), "watch: \"%s\" %s", t[i].cmd,
+		    t[i].want ? "may change the print" : "changes nothing");
+		is_int(changed_by(&c, dir, t[i].cmd), t[i].want, desc);
+	}
+	is_int(files_changed(NULL), 1, "no watch: may have changed");
+	/* A watch that could not be set up says "may have changed". */
+	watch[0] = "/nonexistent/watch";
+	is_int(progress_files(&c, h, &fw), -1, "missing watch dir fails");
+	ok(fw == NULL, "missing watch dir: no watch");
 }
 
 static double
@@ -528,6 +597,7 @@ main(void)
 	t_remember();
 	t_git();
 	t_files();
+	t_watch();
 	t_cmd();
 
 	if (chdir("/") == 0)
