@@ -223,7 +223,7 @@ fi
 #    cat >/dev/null.  The reference puts one cat in cbexec's place, so both
 #    sides copy every byte through the same number of pipes and processes.
 if want pipe; then
-	say "== pass-through: 1 GiB on stdout, on stderr, and on both at once (3 reps each)"
+	say "== pass-through: 1 GiB on stdout, on stderr, and on both at once (7 reps each)"
 	P="head -c $GIB /dev/zero"
 	for s in out err both; do
 		case $s in
@@ -241,7 +241,7 @@ if want pipe; then
 			bytes=$((GIB * 2)) ;;
 		esac
 		O=$SCRATCH/pipe-$s
-		CBEXEC=$CBEXEC "$AB" -n 3 -w 0 -o "$O" -- sh -c "$A" ::: sh -c "$B"
+		CBEXEC=$CBEXEC "$AB" -n 7 -w 1 -o "$O" -- sh -c "$A" ::: sh -c "$B"
 		a=$(med "$O" A 2) b=$(med "$O" B 2)
 		ta=$(calc %.0f "$bytes / 1048576 / ($a / 1e9)")
 		tb=$(calc %.0f "$bytes / 1048576 / ($b / 1e9)")

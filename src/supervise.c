@@ -14,14 +14,13 @@
  *            make cbexec hang.  With --keep-orphans, DRAIN stops at the
  *            first empty read instead.
  *
- * Output goes to cbexec's own stdout/stderr.  When those are pipes they
- * are reopened through /proc/self/fd as new, non-blocking open file
- * descriptions, so a stalled reader never blocks the loop (timers still
- * fire) and the O_NONBLOCK flag never leaks to whoever shares the pipe.
- * Into such a pipe the bytes are not written but spliced: tee() puts a
- * reference to them in a hold pipe, from which they are read for the tail
- * ring and the status scanner, and splice() then moves them from the
- * child's pipe into ours, so each byte is copied once instead of twice.
+ * Output goes to cbexec's own stdout/stderr through relay.c.  When those
+ * are pipes they are reopened through /proc/self/fd as new, non-blocking
+ * open file descriptions, so a stalled reader never blocks the loop (timers
+ * still fire), the O_NONBLOCK flag never leaks to whoever shares the pipe,
+ * and the relay can splice into them.  Those pipes and the command's are
+ * made 1 MiB (where the pipe limits allow), so that neither the command
+ * nor our reader waits while cbexec copies the other stream.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,27 +38,13 @@
 #include "clock.h"
 #include "digest.h"
 #include "ptimer.h"
+#include "relay.h"
 #include "spawn.h"
 #include "supervise.h"
 
-#define CHUNK (64 * 1024)
+#define PIPE_SIZE (1024 * 1024)
 
 enum phase { RUNNING, CLEANUP, DRAIN };
-
-struct stream {
-	int rfd;		/* read end of the child's pipe, -1 closed */
-	int wfd;		/* where the bytes go */
-	int nonblock;		/* wfd is non-blocking */
-	int splice;		/* wfd is a pipe: pass bytes on with splice */
-	int hold[2];		/* the pipe tee() copies into, -1 until used */
-	size_t pending;		/* bytes tee'd, still to splice out of rfd */
-	ev_io rio, wio;
-	char *buf;		/* bytes read but not yet written */
-	size_t off, len;
-	struct ring *ring;
-	struct status_scanner *scanner;
-	struct run *run;
-};
 
 struct run {
 	const struct sup_cfg *cfg;
@@ -75,7 +60,7 @@ struct run {
 	double start;
 	ev_child cw, anyw;
 	ev_timer t_kill, t_poll, t_prepare;
-	struct stream s[2];
+	struct relay s[2];
 };
 
 static struct ev_loop *loop;
@@ -111,197 +96,17 @@ group_kill(struct run *r, int sig)
 }
 
 static void
-stream_close(struct stream *s)
-{
-	if (s->rfd == -1)
-		return;
-	ev_io_stop(loop, &s->rio);
-	ev_io_stop(loop, &s->wio);
-	close(s->rfd);
-	s->rfd = -1;
-	s->len = s->off = s->pending = 0;
-}
-
-static void
 check_done(struct run *r)
 {
 	if (r->phase == DRAIN && r->s[0].rfd == -1 && r->s[1].rfd == -1)
 		ev_break(loop, EVBREAK_ONE);
 }
 
-/* The reader is slow: wait until it can take more. */
-static int
-wait_writable(struct stream *s)
-{
-	ev_io_stop(loop, &s->rio);
-	ev_io_start(loop, &s->wio);
-	return 0;
-}
-
-/*
- * The pipe to our reader does not take splice after all: what was tee'd
- * is still in the child's pipe, so read it out to be written the plain
- * way (the ring and the scanner have seen it already).
- */
-static int
-unsplice(struct stream *s)
-{
-	ssize_t n;
-
-	s->splice = 0;
-	while (s->pending > 0) {
-		n = read(s->rfd, s->buf + s->len, s->pending);
-		if (n <= 0 && !(n == -1 && errno == EINTR))
-			return -1;
-		if (n > 0) {
-			s->len += (size_t)n;
-			s->pending -= (size_t)n;
-		}
-	}
-	return 0;
-}
-
-/* Pass on what is pending; 1 when all of it went, 0 when the reader is
- * slow (the write watcher is armed), -1 when the reader is gone. */
-static int
-stream_flush(struct stream *s)
-{
-	ssize_t n;
-
-	while (s->pending > 0) {
-		/* Out of the child's pipe into our reader's, page by page. */
-		n = splice(s->rfd, NULL, s->wfd, NULL, s->pending,
-		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-		if (n > 0) {
-			s->pending -= (size_t)n;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			return wait_writable(s);
-		if (n == -1 && errno == EINVAL && unsplice(s) == 0)
-			break;
-		return -1;
-	}
-	while (s->off < s->len) {
-		n = write(s->wfd, s->buf + s->off, s->len - s->off);
-		if (n >= 0) {
-			s->off += (size_t)n;
-			continue;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN)
-			return wait_writable(s);
-		return -1;
-	}
-	s->off = s->len = 0;
-	return 1;
-}
-
-/* n bytes just taken from the child: into the tail ring and the scanner. */
+/* After each round of copying: the run may be over. */
 static void
-stream_keep(struct stream *s, size_t n)
+on_relay(struct relay *s)
 {
-	ring_push(s->ring, s->buf, n);
-	if (s->scanner != NULL)
-		status_scanner_feed(s->scanner, s->buf, n);
-}
-
-/*
- * Take the next bytes from the child's pipe into s->buf for the ring and
- * the scanner, leaving them to stream_flush.  When our output is a pipe
- * they are tee'd (a reference, no copy) into the hold pipe and read from
- * there, and stay in the child's pipe to be spliced on: one copy per byte
- * where read and write made two.  Returns the bytes taken, 0 at the end,
- * -1 with errno (EAGAIN: nothing now).
- */
-static ssize_t
-stream_take(struct stream *s)
-{
-	ssize_t n, got;
-
-	if (s->splice && s->hold[0] == -1 &&
-	    pipe2(s->hold, O_CLOEXEC | O_NONBLOCK) == -1)
-		s->splice = 0;
-	if (s->splice) {
-		n = tee(s->rfd, s->hold[1], CHUNK, SPLICE_F_NONBLOCK);
-		if (n > 0) {
-			for (got = 0; got < n;) {
-				ssize_t r = read(s->hold[0], s->buf + got,
-				    (size_t)(n - got));
-
-				if (r > 0)
-					got += r;
-				else if (!(r == -1 && errno == EINTR))
-					return -1;
-			}
-			stream_keep(s, (size_t)n);
-			s->pending = (size_t)n;
-			return n;
-		}
-		if (!(n == -1 && errno == EINVAL))
-			return n;
-		s->splice = 0;
-	}
-	n = read(s->rfd, s->buf, CHUNK);
-	if (n > 0) {
-		stream_keep(s, (size_t)n);
-		s->len = (size_t)n;
-		s->off = 0;
-	}
-	return n;
-}
-
-/* Copy up to a few chunks from the child's pipe, then yield to the loop
- * so timers and signals are never starved by a chatty command. */
-static void
-stream_pump(struct stream *s)
-{
-	struct run *r = s->run;
-	ssize_t n;
-	int i, f;
-
-	for (i = 0; i < 4; i++) {
-		if ((f = stream_flush(s)) == 0)
-			return;
-		if (f == -1) {
-			/* Downstream closed (EPIPE): stop copying and close
-			 * our end, so the command sees EPIPE/SIGPIPE as it
-			 * would have without cbexec in between. */
-			stream_close(s);
-			break;
-		}
-		if ((n = stream_take(s)) > 0)
-			continue;
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN && r->phase != DRAIN)
-			return;
-		/* EOF, an error, or nothing more while draining. */
-		stream_close(s);
-		break;
-	}
-	if (s->rfd != -1 && r->phase == DRAIN)
-		ev_feed_event(loop, &s->rio, EV_READ);
-	check_done(r);
-}
-
-static void
-on_read(struct ev_loop *l, ev_io *w, int revents)
-{
-	stream_pump(w->data);
-}
-
-static void
-on_writable(struct ev_loop *l, ev_io *w, int revents)
-{
-	struct stream *s = w->data;
-
-	ev_io_stop(loop, &s->wio);
-	ev_io_start(loop, &s->rio);
-	stream_pump(s);
+	check_done(s->data);
 }
 
 static void
@@ -314,8 +119,7 @@ start_drain(struct run *r)
 	ev_timer_stop(loop, &r->t_kill);
 	ptimer_stop(loop, &t_timeout);
 	for (i = 0; i < 2; i++)
-		if (r->s[i].rfd != -1)
-			ev_feed_event(loop, &r->s[i].rio, EV_READ);
+		relay_drain(&r->s[i]);
 	check_done(r);
 }
 
@@ -479,8 +283,8 @@ on_budget(struct ptimer *t)
 	r->res->timed_out = 1;
 	r->res->budget_expired = 1;
 	if (r->phase == DRAIN) {
-		stream_close(&r->s[0]);
-		stream_close(&r->s[1]);
+		relay_close(&r->s[0]);
+		relay_close(&r->s[1]);
 		check_done(r);
 		return;
 	}
@@ -535,6 +339,7 @@ setup_output(int i)
 		return;
 	out_fd[i] = fd;
 	out_nonblock[i] = 1;
+	fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
 }
 
 int
@@ -575,28 +380,6 @@ sup_init(void)
 	return 0;
 }
 
-static int
-stream_init(struct stream *s, struct run *r, int rfd, int idx,
-    struct ring *ring, struct status_scanner *sc)
-{
-	s->rfd = rfd;
-	s->wfd = out_fd[idx];
-	s->nonblock = out_nonblock[idx];
-	s->splice = out_nonblock[idx];	/* a pipe of our own */
-	s->hold[0] = s->hold[1] = -1;
-	s->pending = 0;
-	s->ring = ring;
-	s->scanner = sc;
-	s->run = r;
-	s->off = s->len = 0;
-	if ((s->buf = malloc(CHUNK)) == NULL)
-		return -1;
-	ev_io_init(&s->rio, on_read, rfd < 0 ? 0 : rfd, EV_READ);
-	ev_io_init(&s->wio, on_writable, s->wfd, EV_WRITE);
-	s->rio.data = s->wio.data = s;
-	return 0;
-}
-
 void
 sup_result_free(struct sup_result *res)
 {
@@ -620,18 +403,21 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	r.cfg = cfg;
 	r.res = res;
 	r.phase = RUNNING;
-	r.s[0].rfd = r.s[1].rfd = -1;
 	if ((cfg->capture_stdout && pipe2(op, O_CLOEXEC) == -1) ||
 	    pipe2(ep, O_CLOEXEC) == -1)
 		goto fail;
 	for (i = 0; i < 2; i++) {
 		int fd = i == 0 ? op[0] : ep[0];
 
-		if (fd != -1)
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		if (fd == -1)
+			continue;
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
 	}
-	if (stream_init(&r.s[0], &r, op[0], 0, &res->out, cfg->scanner) ==
-	    -1 || stream_init(&r.s[1], &r, ep[0], 1, &res->err, NULL) == -1)
+	if (relay_init(&r.s[0], op[0], out_fd[0], out_nonblock[0], &res->out,
+	    cfg->scanner, on_relay, &r) == -1 ||
+	    relay_init(&r.s[1], ep[0], out_fd[1], out_nonblock[1], &res->err,
+	    NULL, on_relay, &r) == -1)
 		goto fail;
 	/* Give the command the terminal only when we hold it ourselves. */
 	r.fg_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
@@ -691,8 +477,7 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 		ev_timer_start(loop, &r.t_prepare);
 	}
 	for (i = 0; i < 2; i++)
-		if (r.s[i].rfd != -1)
-			ev_io_start(loop, &r.s[i].rio);
+		relay_start(&r.s[i]);
 	/* An operator signal that came before the fork still counts. */
 	if (aborted != 0)
 		stop_command(&r, aborted);
@@ -707,14 +492,8 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	ev_timer_stop(loop, &r.t_kill);
 	ev_timer_stop(loop, &r.t_poll);
 	ev_timer_stop(loop, &r.t_prepare);
-	for (i = 0; i < 2; i++) {
-		stream_close(&r.s[i]);
-		free(r.s[i].buf);
-		if (r.s[i].hold[0] != -1) {
-			close(r.s[i].hold[0]);
-			close(r.s[i].hold[1]);
-		}
-	}
+	for (i = 0; i < 2; i++)
+		relay_free(&r.s[i]);
 	if (!r.reaped)
 		res->duration = mono_now() - r.start;
 	return 0;

@@ -26,6 +26,39 @@ is "$(jget pipe1.json last_error.type)" missing_dependency \
 	cat blob >&2' 2>&1 | cat > /dev/null
 is "$(jget pipe2.json iteration)" 1 "status block through a pipe: the loop ends"
 
+# Into a pipe the stderr tail is kept in a pipe of cbexec's own until the
+# end: it still holds exactly the last --capture-bytes, in order.  A marker
+# line then N bytes of filler (37-byte lines) then exit 1.
+tail_case() {	# tail_case NAME FILLER_LINES [OPTIONS...]
+	tc_state=$1.json tc_lines=$2
+	shift 2
+	"$CBEXEC" -q --state "$tc_state" --no-prompt "$@" -- sh -c 'echo "SyntaxError: marker" >&2
+		awk -v n='"$tc_lines"' "BEGIN { for (i = 0; i < n; i++)
+			printf \"filler %06d xxxxxxxxxxxxxxxxxxxxxxx\\n\", i }" >&2
+		echo "the last line" >&2; exit 1' 2>&1 >/dev/null | cat >/dev/null
+}
+tail_case t1 1600		# 59 KiB after the marker: in the tail
+is "$(jget t1.json last_error.type)" syntax_error "pipe tail: 59 KiB back is kept"
+tail_case t2 1900		# 69 KiB after it: not
+is "$(jget t2.json last_error.type)" unknown "pipe tail: 69 KiB back is gone"
+is "$(jget t2.json last_error.message)" "the last line" "pipe tail: ends with the last line"
+tail_case t3 60000		# 2 MB of filler
+is "$(jget t3.json last_error.message)" "the last line" "pipe tail after 2 MB: in order"
+tail_case t4 20 --capture-bytes 100
+is "$(jget t4.json last_error.type)" unknown "pipe tail: --capture-bytes 100"
+tail_case t5 5000 --capture-bytes 400k
+is "$(jget t5.json last_error.type)" syntax_error "pipe tail: --capture-bytes 400k keeps 180 KiB"
+# A trickle of small writes, one per wake-up: more of them than the hold
+# pipe takes before it is emptied into the ring.
+"$CBEXEC" -q --state t6.json --no-prompt -- sh -c 'echo "SyntaxError: early" >&2
+	i=0; while [ $i -lt 150 ]; do echo "trickle $i" >&2; i=$((i+1)); sleep 0.002; done
+	exit 1' 2>&1 >/dev/null | cat >/dev/null
+is "$(jget t6.json last_error.type)" syntax_error "pipe tail of a trickle: the start kept"
+"$CBEXEC" -q --state t7.json --no-prompt -- sh -c '
+	i=0; while [ $i -lt 150 ]; do echo "trickle $i" >&2; i=$((i+1)); sleep 0.002; done
+	exit 1' 2>&1 >/dev/null | cat >/dev/null
+is "$(jget t7.json last_error.message)" "trickle 149" "pipe tail of a trickle: in order"
+
 # cbexec -- yes | head ends promptly; the child dies of SIGPIPE.
 start=$(date +%s%N)
 out=$(C -t 10 -- yes | head -c 10 | wc -c)

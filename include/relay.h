@@ -1,0 +1,54 @@
+/*
+ * Copying one of the command's output streams through to cbexec's own, on
+ * libev's default loop, keeping its tail in a ring and feeding stdout to
+ * the status scanner (SPEC §3).  supervise.c owns two of these per run.
+ */
+#ifndef CBEXEC_RELAY_H
+#define CBEXEC_RELAY_H
+
+#include <stddef.h>
+
+#include <ev.h>
+
+#include "ring.h"
+#include "status.h"
+
+struct relay {
+	int rfd;		/* read end of the child's pipe, -1 closed */
+	int wfd;		/* where the bytes go */
+	int splice;		/* wfd is a non-blocking pipe: splice into it */
+	int hold[2];		/* the pipe tee() copies into, -1 until used */
+	int tail_held;		/* the tail stays in hold (no scanner) */
+	size_t held;		/* bytes in hold not yet in the ring */
+	int chunks;		/* tee()s since hold was last emptied */
+	size_t pending;		/* bytes tee'd, still to splice out of rfd */
+	char *buf;		/* bytes read but not yet written */
+	size_t off, len;
+	struct ring *ring;
+	struct status_scanner *scanner;
+	int draining;		/* nothing to read now means the end */
+	ev_io rio, wio;
+	/* Called after every round of copying, and when the stream ends. */
+	void (*progress)(struct relay *);
+	void *data;
+};
+
+/*
+ * Set up s to copy rfd (a non-blocking pipe, -1 for none) to wfd; wfd_pipe
+ * says wfd is a non-blocking pipe of our own, so bytes can be spliced into
+ * it.  The tail goes to ring, stdout to scanner (NULL for stderr).  -1 on
+ * ENOMEM, with nothing to free.
+ */
+int relay_init(struct relay *s, int rfd, int wfd, int wfd_pipe,
+    struct ring *ring, struct status_scanner *scanner,
+    void (*progress)(struct relay *), void *data);
+void relay_start(struct relay *s);
+/* The command is gone: copy what is left; the first read that finds
+ * nothing ends the stream. */
+void relay_drain(struct relay *s);
+/* Stop copying; the ring gets what is still held.  Idempotent. */
+void relay_close(struct relay *s);
+/* relay_close, and free what relay_init took. */
+void relay_free(struct relay *s);
+
+#endif
