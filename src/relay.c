@@ -12,7 +12,7 @@
  * hold pipe, whose oldest bytes are dropped by splicing them to /dev/null
  * once what is newer covers the tail; they reach the ring when the stream
  * ends.  A hold pipe is limited in buffers as well as bytes, and a trickle
- * of small writes fills a buffer per tee(): after 64 tee()s it is emptied
+ * of small writes fills a buffer per tee(): after 32 tee()s it is emptied
  * into the ring, so it never fills up.
  *
  * Each wake-up copies a few chunks, then yields to the loop, so timers and
@@ -31,8 +31,8 @@
 #include "relay.h"
 
 #define CHUNK		(64 * 1024)
-#define HOLD_SIZE	(1024 * 1024)	/* the hold pipe, when the tail is in it */
-#define MAX_CHUNKS	64
+#define HOLD_SIZE	(512 * 1024)	/* the hold pipe, when the tail is in it */
+#define MAX_CHUNKS	32
 
 static int devnull = -2;	/* -2 not opened yet, -1 unavailable */
 

@@ -19,7 +19,7 @@
  * open file descriptions, so a stalled reader never blocks the loop (timers
  * still fire), the O_NONBLOCK flag never leaks to whoever shares the pipe,
  * and the relay can splice into them.  Those pipes and the command's are
- * made 1 MiB (where the pipe limits allow), so that neither the command
+ * made 256 KiB (where the pipe limits allow), so that neither the command
  * nor our reader waits while cbexec copies the other stream.
  */
 #include <errno.h>
@@ -42,7 +42,7 @@
 #include "spawn.h"
 #include "supervise.h"
 
-#define PIPE_SIZE (1024 * 1024)
+#define PIPE_SIZE (256 * 1024)
 
 enum phase { RUNNING, CLEANUP, DRAIN };
 
