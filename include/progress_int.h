@@ -20,6 +20,11 @@ int files_excluded(const struct progress_cfg *c, const char *path,
 struct files_watch *fswatch_new(const struct progress_cfg *c);
 void fswatch_add(struct files_watch *w, const char *path, int root,
     const char *rel);
+/* Stop trusting the watch: files_changed() will say "may have". */
+void fswatch_give_up(struct files_watch *w);
+/* 1 when path is on a network or FUSE filesystem, whose changes inotify
+ * may not see (or when that cannot be told). */
+int fswatch_remote(const char *path);
 
 /* probe.c */
 /* vsnprintf into err, when there is an err to write to. */

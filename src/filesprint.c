@@ -123,6 +123,18 @@ join(const char *rel, const char *name)
 	return p;
 }
 
+/* Whether the filesystem mounted at dir/name is one a watch cannot
+ * vouch for. */
+static int
+mount_unwatchable(const char *dir, const char *name)
+{
+	char *p = join(dir, name);
+	int r = p == NULL || fswatch_remote(p);
+
+	free(p);
+	return r;
+}
+
 static int
 cmp_entries(const void *a, const void *b, void *names)
 {
@@ -145,7 +157,8 @@ read_dir(struct walk *w, size_t i)
 	struct dirent *e;
 	struct stat st;
 	struct dir dir;
-	int fd, rc = -1, e2;
+	int fd, rc = -1, e2, distrust = 0;
+	dev_t dev = 0;
 	DIR *dp = NULL;
 	void *p;
 
@@ -173,6 +186,8 @@ read_dir(struct walk *w, size_t i)
 		close(fd);
 		goto out;
 	}
+	if (w->fw != NULL && fstat(fd, &st) == 0)
+		dev = st.st_dev;
 	for (errno = 0; (e = readdir(dp)) != NULL; errno = 0) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
@@ -221,6 +236,15 @@ read_dir(struct walk *w, size_t i)
 		    st.st_dev == w->sdev && st.st_ino == w->sino) {
 			ents[k] = ents[--n];
 			continue;
+		}
+		if (w->fw != NULL && !distrust &&
+		    ((S_ISREG(st.st_mode) && st.st_nlink > 1) ||
+		    (S_ISDIR(st.st_mode) && st.st_dev != dev &&
+		    mount_unwatchable(path, name)))) {
+			/* Written through another link, or on another
+			 * machine: no event would say so. */
+			fswatch_give_up(w->fw);
+			distrust = 1;
 		}
 		ents[k].rec[0] = S_ISDIR(st.st_mode) ? 0 : st.st_size;
 		ents[k].rec[1] = S_ISDIR(st.st_mode) ? 0 : st.st_mtim.tv_sec;

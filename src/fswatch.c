@@ -8,22 +8,28 @@
  * fingerprint covers means "may have changed": the caller walks again and
  * compares, so an event is never taken for progress by itself (a file
  * created and removed again is no change).  No event means no change, as
- * far as inotify can tell: writes through a shared memory mapping and
- * changes made by another machine on a network filesystem make none, so
- * trees on network and FUSE filesystems are not watched, and neither is a
- * tree whose directories would take more than a quarter of the user's
- * inotify watches (editors and build tools need them too).  Whatever
- * cannot be watched is walked again.
+ * far as inotify can tell.  Some changes make no event: writes through a
+ * shared memory mapping, writes to a file through a hard link outside the
+ * tree, changes made by another machine on a network filesystem, a
+ * filesystem mounted over a directory.  So the watch gives up (and the
+ * tree is walked again) when a watch dir is a symbolic link, when the walk
+ * meets a file with more than one link or enters a network or FUSE
+ * filesystem, when the mount table changes during the run, and when the
+ * directories would take more than a quarter of the user's inotify watches
+ * (editors and build tools need them too).  Writes through a mapping are
+ * the one blind spot left.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 
 #include "progress.h"
@@ -54,10 +60,12 @@ struct files_watch {
 	struct progress_cfg c;	/* watch dirs and globs, for the events */
 	pthread_mutex_t mu;
 	int fd;			/* inotify; -1 once it cannot tell */
+	int mounts;		/* /proc/self/mounts, polled for changes */
 	size_t limit;		/* watches we allow ourselves */
 	struct {
 		int root;
-		char *rel;
+		char *rel;	/* NULL: not ours */
+		int twice;	/* reached under two names: every event counts */
 	} *wd;			/* by watch descriptor */
 	size_t nwd;
 };
@@ -76,8 +84,8 @@ watch_limit(void)
 	return max / 4;
 }
 
-static int
-remote(const char *path)
+int
+fswatch_remote(const char *path)
 {
 	struct statfs sf;
 	size_t i;
@@ -90,7 +98,8 @@ remote(const char *path)
 	return 0;
 }
 
-/* Give up watching: from now on files_changed() says "may have". */
+/* Give up watching: from now on files_changed() says "may have".  Called
+ * with the lock held. */
 static void
 give_up(struct files_watch *w)
 {
@@ -99,11 +108,20 @@ give_up(struct files_watch *w)
 	w->fd = -1;
 }
 
+void
+fswatch_give_up(struct files_watch *w)
+{
+	pthread_mutex_lock(&w->mu);
+	give_up(w);
+	pthread_mutex_unlock(&w->mu);
+}
+
 struct files_watch *
 fswatch_new(const struct progress_cfg *c)
 {
 	static char *const here[] = { "." };
 	struct files_watch *w;
+	struct stat st;
 	size_t i;
 
 	if ((w = calloc(1, sizeof(*w))) == NULL)
@@ -116,8 +134,13 @@ fswatch_new(const struct progress_cfg *c)
 	pthread_mutex_init(&w->mu, NULL);
 	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	w->limit = watch_limit();
+	/* A mount or unmount makes this readable for poll() as POLLPRI. */
+	if ((w->mounts = open("/proc/self/mounts", O_RDONLY | O_CLOEXEC)) ==
+	    -1)
+		give_up(w);
 	for (i = 0; i < w->c.n_watch && w->fd != -1; i++)
-		if (remote(w->c.watch[i]))
+		if (lstat(w->c.watch[i], &st) == -1 || S_ISLNK(st.st_mode) ||
+		    fswatch_remote(w->c.watch[i]))
 			give_up(w);
 	return w;
 }
@@ -154,9 +177,12 @@ fswatch_add(struct files_watch *w, const char *path, int root,
 		memset(w->wd + w->nwd, 0, (n - w->nwd) * sizeof(*w->wd));
 		w->nwd = n;
 	}
-	/* The same directory reached twice keeps its first name. */
-	if (w->wd[wd].rel == NULL &&
-	    (w->wd[wd].rel = strdup(rel)) == NULL)
+	/* The same directory reached twice (two watch dirs that overlap):
+	 * --exclude globs may judge its names differently under each. */
+	if (w->wd[wd].rel != NULL) {
+		if (w->wd[wd].root != root || strcmp(w->wd[wd].rel, rel) != 0)
+			w->wd[wd].twice = 1;
+	} else if ((w->wd[wd].rel = strdup(rel)) == NULL)
 		give_up(w);
 	w->wd[wd].root = root;
 out:
@@ -172,8 +198,8 @@ relevant(struct files_watch *w, const struct inotify_event *ev)
 	int r;
 
 	if (ev->wd < 0 || (size_t)ev->wd >= w->nwd ||
-	    (rel = w->wd[ev->wd].rel) == NULL)
-		return 1;	/* overflow, or not one of ours */
+	    (rel = w->wd[ev->wd].rel) == NULL || w->wd[ev->wd].twice)
+		return 1;	/* overflow, not one of ours, or unsure */
 	if (ev->len == 0 || ev->name[0] == '\0')
 		return 1;	/* the directory itself moved or went */
 	if (rel[0] == '\0')
@@ -193,8 +219,14 @@ files_changed(struct files_watch *w)
 	const struct inotify_event *ev;
 	ssize_t n, off;
 
+	struct pollfd pfd;
+
 	if (w == NULL || w->fd == -1)
 		return 1;
+	pfd.fd = w->mounts;
+	pfd.events = POLLPRI;
+	if (poll(&pfd, 1, 0) != 0)
+		return 1;	/* something was mounted or unmounted */
 	for (;;) {
 		n = read(w->fd, buf, sizeof(buf));
 		if (n == -1 && errno == EINTR)
@@ -221,6 +253,8 @@ files_watch_free(struct files_watch *w)
 		return;
 	if (w->fd != -1)
 		close(w->fd);
+	if (w->mounts != -1)
+		close(w->mounts);
 	for (i = 0; i < w->nwd; i++)
 		free(w->wd[i].rel);
 	free(w->wd);

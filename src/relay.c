@@ -23,10 +23,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 
 #include "relay.h"
 
@@ -55,20 +55,22 @@ discard(struct relay *s, size_t n)
 	return 0;
 }
 
-/* Everything in hold into the ring (through buf, which must be free). */
+/* Everything in hold into the ring (through buf, which must be free),
+ * read until the pipe is empty whatever s->held says. */
 static void
 empty_hold(struct relay *s)
 {
 	ssize_t k;
 
-	while (s->held > 0) {
-		k = read(s->hold[0], s->buf, s->held < CHUNK ? s->held : CHUNK);
+	if (s->hold[0] == -1)
+		return;
+	for (;;) {
+		k = read(s->hold[0], s->buf, CHUNK);
 		if (k == -1 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			break;
 		ring_push(s->ring, s->buf, (size_t)k);
-		s->held -= (size_t)k;
 	}
 	s->held = 0;
 	s->chunks = 0;
@@ -198,8 +200,8 @@ keep(struct relay *s, size_t n)
 static ssize_t
 take(struct relay *s)
 {
+	struct pollfd pfd = { s->rfd, POLLIN, 0 };
 	ssize_t n, got, k;
-	int avail;
 
 	if (s->splice && s->hold[0] == -1) {
 		if (pipe2(s->hold, O_CLOEXEC | O_NONBLOCK) == -1)
@@ -214,9 +216,9 @@ take(struct relay *s)
 	if (s->splice) {
 		n = tee(s->rfd, s->hold[1], CHUNK, SPLICE_F_NONBLOCK);
 		if (n > 0) {
-			s->pending = (size_t)n;
 			if (s->tail_held) {
 				trim_hold(s, (size_t)n);
+				s->pending = (size_t)n;
 				return n;
 			}
 			for (got = 0; got < n;) {
@@ -228,12 +230,14 @@ take(struct relay *s)
 					return -1;
 			}
 			keep(s, (size_t)n);
+			s->pending = (size_t)n;
 			return n;
 		}
-		/* A hold pipe full of small buffers looks like an empty
-		 * child's pipe: empty it and look again. */
+		/* A hold pipe full of small buffers makes tee() say EAGAIN
+		 * while the child's pipe has bytes or its end: empty it and
+		 * look again. */
 		if (n == -1 && errno == EAGAIN && s->held > 0 &&
-		    ioctl(s->rfd, FIONREAD, &avail) == 0 && avail > 0) {
+		    poll(&pfd, 1, 0) == 1) {
 			empty_hold(s);
 			return take(s);
 		}
@@ -274,6 +278,10 @@ pump(struct relay *s)
 		relay_close(s);
 		break;
 	}
+	/* Out of rounds: pass on what the last one took, or it would wait
+	 * for the command's next write. */
+	if (i == 4 && flush(s) == -1)
+		relay_close(s);
 	if (s->rfd != -1 && s->draining)
 		ev_feed_event(EV_DEFAULT_UC, &s->rio, EV_READ);
 	s->progress(s);

@@ -324,6 +324,17 @@ on_signal(struct ev_loop *l, ev_signal *w, int revents)
 	stop_command(cur, sig);
 }
 
+/* The pipe on fd made PIPE_SIZE, unless it is larger already (a pipe of
+ * our caller's must never shrink) or the pipe limits say no. */
+static void
+grow_pipe(int fd)
+{
+	int n = fcntl(fd, F_GETPIPE_SZ);
+
+	if (n != -1 && n < PIPE_SIZE)
+		fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
+}
+
 /* A non-blocking writer of our own for a pipe on fd, else fd itself. */
 static void
 setup_output(int i)
@@ -339,7 +350,7 @@ setup_output(int i)
 		return;
 	out_fd[i] = fd;
 	out_nonblock[i] = 1;
-	fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
+	grow_pipe(fd);
 }
 
 int
@@ -412,7 +423,7 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 		if (fd == -1)
 			continue;
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-		fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
+		grow_pipe(fd);
 	}
 	if (relay_init(&r.s[0], op[0], out_fd[0], out_nonblock[0], &res->out,
 	    cfg->scanner, on_relay, &r) == -1 ||

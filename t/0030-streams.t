@@ -94,9 +94,64 @@ pid=$(cat keep.pid)
 alive "$pid"; ok $? "--keep-orphans: the orphan lives"
 kill "$pid" 2>/dev/null
 
+# A writer in packet mode (O_DIRECT) makes a pipe buffer per byte.  Two
+# batches of 64, each written while cbexec is stopped so it takes the
+# batch at once, fill the hold pipe that keeps the stderr tail (128
+# buffers) just before the end: cbexec must neither spin on that nor lose
+# the tail while the command lives on.
+{ "$CBEXEC" -q --state packet.json -- perl -MFcntl -e '
+	fcntl(STDERR, F_SETFL, fcntl(STDERR, F_GETFL, 0) | O_DIRECT |
+	    O_NONBLOCK) or die;
+	my $n = 0;
+	for (1, 2) {
+		kill "STOP", getppid;
+		for (1 .. 64) { defined syswrite(STDERR, "x") or last; $n++ }
+		kill "CONT", getppid;
+		select undef, undef, undef, 0.1;
+	}
+	open my $f, ">", "packet.n" or die; print $f $n; close $f;
+	close STDERR; select undef, undef, undef, 0.7; exit 3' 2>&1 &
+	echo $! > packet.pid; wait; } | cat > packet.out &
+poll_until 2 test -s packet.n
+sleep 0.4
+ticks=$(awk '{ print $14 + $15 }' "/proc/$(cat packet.pid)/stat" 2>/dev/null)
+wait
+ok "$([ "${ticks:-0}" -lt 15 ]; echo $?)" "a full hold pipe at EOF: no busy loop (${ticks:-?} ticks)"
+is "$(wc -c < packet.out | tr -d ' ')" "$(cat packet.n)" "packet-mode stderr: every byte passed on"
+is "$(jget packet.json last_error.message)" "$(head -c "$(cat packet.n)" /dev/zero | tr '\0' x)" \
+	"packet-mode stderr: the tail kept"
+
+# cbexec enlarges the pipes it writes into, but never shrinks one its
+# caller made larger (F_SETPIPE_SZ 1031, F_GETPIPE_SZ 1032 on Linux).
+sizes=$(perl -e '
+	pipe my $r, my $w or die;
+	fcntl($w, 1031, 1048576) or exit 0;	# no room for it: nothing to test
+	my $pid = fork;
+	if (!$pid) { open STDOUT, ">&", $w; exec @ARGV; exit 127 }
+	waitpid $pid, 0;
+	print fcntl($w, 1032, 0) + 0' -- "$CBEXEC" -q --state psz.json -- true)
+case $sizes in
+"") ok 0 "a caller's 1 MiB pipe: cannot make one here, skipped" ;;
+*) is "$sizes" 1048576 "a caller's 1 MiB pipe is not shrunk" ;;
+esac
+
 # Output arrives as it is written, not at the end.
 "$CBEXEC" -q --state live.json -t 5 -- sh -c 'echo first; sleep 3' > live &
 bg=$!
 poll_until 2 grep -q first live; ok $? "stdout is copied as it arrives"
+kill -TERM "$bg"; wait "$bg"
+# All of a burst, the last round of copying included: 256 KiB written
+# while cbexec is stopped are four rounds of 64 KiB when it wakes.
+"$CBEXEC" -q --state burst.json -t 5 -- perl -MFcntl -e '
+	fcntl(STDOUT, F_SETFL, fcntl(STDOUT, F_GETFL, 0) | O_NONBLOCK) or die;
+	kill "STOP", getppid;
+	my ($n, $k) = (0, 0);
+	$n += $k while $n < 262144 && ($k = syswrite STDOUT, "x" x 65536);
+	kill "CONT", getppid;
+	open my $f, ">", "burst.n" or die; print $f $n; close $f;
+	sleep 3' > burst &
+bg=$!
+size() { [ -s burst.n ] && [ "$(wc -c < burst | tr -d ' ')" = "$(cat burst.n)" ]; }
+poll_until 2 size; ok $? "a burst is copied whole before the command's next write"
 kill -TERM "$bg"; wait "$bg"
 done_testing

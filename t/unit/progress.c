@@ -423,6 +423,34 @@ t_watch(void)
 		is_int(changed_by(&c, dir, t[i].cmd), t[i].want, desc);
 	}
 	is_int(files_changed(NULL), 1, "no watch: may have changed");
+
+	/* What a watch cannot see makes it give up: a file with another
+	 * link, written through that link from outside the tree... */
+	sh("cd %s && echo h > hard && ln hard ../hard-outside", dir);
+	is_int(changed_by(&c, dir, "echo more >> ../hard-outside"), 1,
+	    "watch: a file with two links: cannot tell");
+	sh("rm -f %s/hard", dir);
+	is_int(changed_by(&c, dir, "true"), 0, "watch: trusted again");
+	/* ...a watch dir that is a symbolic link... */
+	sh("ln -sfn watched %s/../watched-link", dir);
+	{
+		char link[320], *lw[1] = { link };
+		struct progress_cfg lc = { lw, 1, excl, 3, state };
+
+		snprintf(link, sizeof(link), "%s/watched-link", top);
+		is_int(changed_by(&lc, dir, "true"), 1,
+		    "watch: a symlinked watch dir: cannot tell");
+	}
+	/* ...and one directory under two watch dirs, whose --exclude globs
+	 * judge its names differently. */
+	{
+		char sub[320], *two[2] = { dir, sub }, *ex[] = { "sub/x" };
+		struct progress_cfg tc = { two, 2, ex, 1, state };
+
+		snprintf(sub, sizeof(sub), "%s/sub", dir);
+		is_int(changed_by(&tc, dir, "echo x >> sub/x"), 1,
+		    "watch: overlapping watch dirs: the stricter one wins");
+	}
 	/* A watch that could not be set up says "may have changed". */
 	watch[0] = "/nonexistent/watch";
 	is_int(progress_files(&c, h, &fw), -1, "missing watch dir fails");
