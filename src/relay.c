@@ -13,7 +13,9 @@
  * once what is newer covers the tail; they reach the ring when the stream
  * ends.  A hold pipe is limited in buffers as well as bytes, and a trickle
  * of small writes fills a buffer per tee(): after 32 tee()s it is emptied
- * into the ring, so it never fills up.
+ * into the ring.  A writer in packet mode makes a buffer per write and can
+ * fill it all the same; tee() then fails with EAGAIN although the child's
+ * pipe has bytes or its end, which poll() tells apart.
  *
  * Each wake-up copies a few chunks, then yields to the loop, so timers and
  * signals are never starved by a chatty command.  A reader that is slow
