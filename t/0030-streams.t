@@ -116,7 +116,11 @@ poll_until 2 test -s packet.n
 sleep 0.4
 ticks=$(awk '{ print $14 + $15 }' "/proc/$(cat packet.pid)/stat" 2>/dev/null)
 wait
-ok "$([ "${ticks:-0}" -lt 15 ]; echo $?)" "a full hold pipe at EOF: no busy loop (${ticks:-?} ticks)"
+if [ -n "$UNDER_VALGRIND" ]; then
+	skip "a full hold pipe at EOF: CPU use is not judged under valgrind"
+else
+	ok "$([ "${ticks:-0}" -lt 15 ]; echo $?)" "a full hold pipe at EOF: no busy loop (${ticks:-?} ticks)"
+fi
 is "$(wc -c < packet.out | tr -d ' ')" "$(cat packet.n)" "packet-mode stderr: every byte passed on"
 is "$(jget packet.json last_error.message)" "$(head -c "$(cat packet.n)" /dev/zero | tr '\0' x)" \
 	"packet-mode stderr: the tail kept"
