@@ -18,9 +18,6 @@ struct relay {
 	int wfd;		/* where the bytes go */
 	int splice;		/* wfd is a non-blocking pipe: splice into it */
 	int hold[2];		/* the pipe tee() copies into, -1 until used */
-	int tail_held;		/* the tail stays in hold (no scanner) */
-	size_t held;		/* bytes in hold not yet in the ring */
-	int chunks;		/* tee()s since hold was last emptied */
 	size_t pending;		/* bytes tee'd, still to splice out of rfd */
 	char *buf;		/* bytes read but not yet written */
 	size_t off, len;
@@ -46,7 +43,7 @@ void relay_start(struct relay *s);
 /* The command is gone: copy what is left; the first read that finds
  * nothing ends the stream. */
 void relay_drain(struct relay *s);
-/* Stop copying; the ring gets what is still held.  Idempotent. */
+/* Stop copying and close our end of the child's pipe.  Idempotent. */
 void relay_close(struct relay *s);
 /* relay_close, and free what relay_init took. */
 void relay_free(struct relay *s);

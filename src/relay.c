@@ -4,18 +4,12 @@
  *
  * Into a terminal or a file the bytes are read into a buffer, kept (the
  * tail ring, the status scanner) and written.  Into a pipe of our own
- * they are not copied through user space at all: tee() puts a reference
- * to them in a hold pipe and splice() then moves them from the child's
- * pipe into ours.  For stdout, which the scanner must see whole, they are
- * read out of the hold pipe at once: one copy per byte instead of two.
- * For stderr only the last --capture-bytes matter, so they stay in the
- * hold pipe, whose oldest bytes are dropped by splicing them to /dev/null
- * once what is newer covers the tail; they reach the ring when the stream
- * ends.  A hold pipe is limited in buffers as well as bytes, and a trickle
- * of small writes fills a buffer per tee(): after 32 tee()s it is emptied
- * into the ring.  A writer in packet mode makes a buffer per write and can
- * fill it all the same; tee() then fails with EAGAIN although the child's
- * pipe has bytes or its end, which poll() tells apart.
+ * they are not written: tee() puts a reference to them in a hold pipe,
+ * from which they are read for the ring and the scanner, and splice() then
+ * moves them from the child's pipe into ours, so each byte is copied once
+ * instead of twice.  (Keeping stderr's tail in the hold pipe, to copy
+ * nothing at all, measured no faster: the pages then have to be freed by
+ * cbexec instead of by the reader.)
  *
  * Each wake-up copies a few chunks, then yields to the loop, so timers and
  * signals are never starved by a chatty command.  A reader that is slow
@@ -25,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,71 +26,6 @@
 #include "relay.h"
 
 #define CHUNK		(64 * 1024)
-#define HOLD_SIZE	(512 * 1024)	/* the hold pipe, when the tail is in it */
-#define MAX_CHUNKS	32
-
-static int devnull = -2;	/* -2 not opened yet, -1 unavailable */
-
-/* hold's first n bytes, gone without being copied; 0 / -1. */
-static int
-discard(struct relay *s, size_t n)
-{
-	ssize_t k;
-
-	if (devnull == -2)
-		devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	while (n > 0) {
-		k = devnull >= 0 ? splice(s->hold[0], NULL, devnull, NULL, n,
-		    SPLICE_F_NONBLOCK) : -1;
-		if (k <= 0 && !(k == -1 && errno == EINTR))
-			return -1;
-		if (k > 0)
-			n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* Everything in hold into the ring (through buf, which must be free),
- * read until the pipe is empty whatever s->held says. */
-static void
-empty_hold(struct relay *s)
-{
-	ssize_t k;
-
-	if (s->hold[0] == -1)
-		return;
-	for (;;) {
-		k = read(s->hold[0], s->buf, CHUNK);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		ring_push(s->ring, s->buf, (size_t)k);
-	}
-	s->held = 0;
-	s->chunks = 0;
-}
-
-/* n bytes just tee'd into hold: keep hold from filling up. */
-static void
-trim_hold(struct relay *s, size_t n)
-{
-	size_t cap = s->ring->cap;
-
-	s->held += n;
-	s->chunks++;
-	if (s->held > cap + CHUNK) {
-		/* What is left in hold is the whole tail: the ring's older
-		 * bytes are of no use any more. */
-		if (discard(s, s->held - cap) == 0) {
-			ring_clear(s->ring);
-			s->held = cap;
-		} else
-			empty_hold(s);
-	}
-	if (s->chunks >= MAX_CHUNKS)
-		empty_hold(s);
-}
 
 void
 relay_close(struct relay *s)
@@ -109,7 +37,6 @@ relay_close(struct relay *s)
 	close(s->rfd);
 	s->rfd = -1;
 	s->len = s->off = s->pending = 0;
-	empty_hold(s);
 }
 
 /* The reader is slow: wait until it can take more. */
@@ -123,9 +50,8 @@ wait_writable(struct relay *s)
 
 /*
  * Our reader's pipe does not take splice after all: what was tee'd is
- * still in the child's pipe, so read it out to be written the plain way
- * (the ring and the scanner have it already, or hold has: into the ring
- * with it first, so the tail stays in order).
+ * still in the child's pipe (the ring and the scanner have it already), so
+ * read it out to be written the plain way.
  */
 static int
 unsplice(struct relay *s)
@@ -133,7 +59,6 @@ unsplice(struct relay *s)
 	ssize_t n;
 
 	s->splice = 0;
-	empty_hold(s);
 	while (s->pending > 0) {
 		n = read(s->rfd, s->buf + s->len, s->pending);
 		if (n <= 0 && !(n == -1 && errno == EINTR))
@@ -202,27 +127,15 @@ keep(struct relay *s, size_t n)
 static ssize_t
 take(struct relay *s)
 {
-	struct pollfd pfd = { s->rfd, POLLIN, 0 };
 	ssize_t n, got, k;
 
-	if (s->splice && s->hold[0] == -1) {
-		if (pipe2(s->hold, O_CLOEXEC | O_NONBLOCK) == -1)
-			s->splice = 0;
-		/* Only a hold pipe with room for the tail and then some
-		 * may keep it; else it is read out after every tee(). */
-		else if (s->scanner == NULL &&
-		    s->ring->cap + CHUNK <= HOLD_SIZE / 4 &&
-		    fcntl(s->hold[0], F_SETPIPE_SZ, HOLD_SIZE) >= HOLD_SIZE)
-			s->tail_held = 1;
-	}
+	if (s->splice && s->hold[0] == -1 &&
+	    pipe2(s->hold, O_CLOEXEC | O_NONBLOCK) == -1)
+		s->splice = 0;
 	if (s->splice) {
+		/* hold is empty here, so EAGAIN means the child's pipe is. */
 		n = tee(s->rfd, s->hold[1], CHUNK, SPLICE_F_NONBLOCK);
 		if (n > 0) {
-			if (s->tail_held) {
-				trim_hold(s, (size_t)n);
-				s->pending = (size_t)n;
-				return n;
-			}
 			for (got = 0; got < n;) {
 				k = read(s->hold[0], s->buf + got,
 				    (size_t)(n - got));
@@ -235,18 +148,9 @@ take(struct relay *s)
 			s->pending = (size_t)n;
 			return n;
 		}
-		/* A hold pipe full of small buffers makes tee() say EAGAIN
-		 * while the child's pipe has bytes or its end: empty it and
-		 * look again. */
-		if (n == -1 && errno == EAGAIN && s->held > 0 &&
-		    poll(&pfd, 1, 0) == 1) {
-			empty_hold(s);
-			return take(s);
-		}
 		if (!(n == -1 && errno == EINVAL))
 			return n;
 		s->splice = 0;
-		empty_hold(s);
 	}
 	n = read(s->rfd, s->buf, CHUNK);
 	if (n > 0) {

@@ -26,9 +26,9 @@ is "$(jget pipe1.json last_error.type)" missing_dependency \
 	cat blob >&2' 2>&1 | cat > /dev/null
 is "$(jget pipe2.json iteration)" 1 "status block through a pipe: the loop ends"
 
-# Into a pipe the stderr tail is kept in a pipe of cbexec's own until the
-# end: it still holds exactly the last --capture-bytes, in order.  A marker
-# line then N bytes of filler (37-byte lines) then exit 1.
+# Into a pipe the stderr tail is taken from a pipe cbexec tee()s into: it
+# still holds exactly the last --capture-bytes, in order.  A marker line
+# then N bytes of filler (37-byte lines) then exit 1.
 tail_case() {	# tail_case NAME FILLER_LINES [OPTIONS...]
 	tc_state=$1.json tc_lines=$2
 	shift 2
@@ -48,8 +48,7 @@ tail_case t4 20 --capture-bytes 100
 is "$(jget t4.json last_error.type)" unknown "pipe tail: --capture-bytes 100"
 tail_case t5 5000 --capture-bytes 400k
 is "$(jget t5.json last_error.type)" syntax_error "pipe tail: --capture-bytes 400k keeps 180 KiB"
-# A trickle of small writes, one per wake-up: more of them than the hold
-# pipe takes before it is emptied into the ring.
+# A trickle of small writes, one per wake-up.
 "$CBEXEC" -q --state t6.json --no-prompt -- sh -c 'echo "SyntaxError: early" >&2
 	i=0; while [ $i -lt 150 ]; do echo "trickle $i" >&2; i=$((i+1)); sleep 0.002; done
 	exit 1' 2>&1 >/dev/null | cat >/dev/null
@@ -94,11 +93,10 @@ pid=$(cat keep.pid)
 alive "$pid"; ok $? "--keep-orphans: the orphan lives"
 kill "$pid" 2>/dev/null
 
-# A writer in packet mode (O_DIRECT) makes a pipe buffer per byte.  Two
-# batches of 64, each written while cbexec is stopped so it takes the
-# batch at once, fill the hold pipe that keeps the stderr tail (128
-# buffers) just before the end: cbexec must neither spin on that nor lose
-# the tail while the command lives on.
+# A writer in packet mode (O_DIRECT) makes a pipe buffer per byte, more
+# than one tee() can take.  Two batches of 64, each written while cbexec is
+# stopped so it finds the batch at once, then the end of stderr while the
+# command lives on: cbexec must neither spin nor lose a byte of the tail.
 { "$CBEXEC" -q --state packet.json -- perl -MFcntl -e '
 	fcntl(STDERR, F_SETFL, fcntl(STDERR, F_GETFL, 0) | O_DIRECT |
 	    O_NONBLOCK) or die;
@@ -117,9 +115,9 @@ sleep 0.4
 ticks=$(awk '{ print $14 + $15 }' "/proc/$(cat packet.pid)/stat" 2>/dev/null)
 wait
 if [ -n "$UNDER_VALGRIND" ]; then
-	skip "a full hold pipe at EOF: CPU use is not judged under valgrind"
+	skip "packet-mode stderr: CPU use is not judged under valgrind"
 else
-	ok "$([ "${ticks:-0}" -lt 15 ]; echo $?)" "a full hold pipe at EOF: no busy loop (${ticks:-?} ticks)"
+	ok "$([ "${ticks:-0}" -lt 15 ]; echo $?)" "packet-mode stderr: no busy loop (${ticks:-?} ticks)"
 fi
 is "$(wc -c < packet.out | tr -d ' ')" "$(cat packet.n)" "packet-mode stderr: every byte passed on"
 is "$(jget packet.json last_error.message)" "$(head -c "$(cat packet.n)" /dev/zero | tr '\0' x)" \
