@@ -96,5 +96,8 @@ int error_fingerprint(const char *type, const char *msg, const char *tmpdir,
  * sequences replaced by U+FFFD.
  */
 char *utf8_sanitize(const char *p, size_t n);
+/* The sequence at s (n > 0 bytes left): its length, the maximal
+ * ill-formed subpart when *valid is 0. */
+size_t utf8_seq(const unsigned char *s, size_t n, int *valid);
 
 #endif

@@ -302,6 +302,23 @@ out:
 	return rc;
 }
 
+/* The first byte of s that does not start a valid UTF-8 sequence, or
+ * NULL. */
+static const char *
+not_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), k;
+	int valid;
+
+	for (; n > 0; p += k, n -= k) {
+		k = utf8_seq(p, n, &valid);
+		if (!valid)
+			return (const char *)p;
+	}
+	return NULL;
+}
+
 static int
 load_rules(struct options *o, const cJSON *rules, const char *path,
     char *err, size_t len)
@@ -331,12 +348,19 @@ config_load(struct options *o, const char *path, int required, char *err,
 {
 	cJSON *root = NULL;
 	const cJSON *item;
-	const char *where;
+	const char *where, *bad;
 	char *text;
 	int missing, rc = -1;
 
 	if ((text = read_file(path, err, len, &missing)) == NULL)
 		return missing && !required ? 0 : -1;
+	/* JSON is UTF-8 (RFC 8259); names and types from here end up in the
+	 * state file and the log, which must be too. */
+	if ((bad = not_utf8(text)) != NULL) {
+		errf(err, len, "%s: not valid UTF-8 at byte %ld", path,
+		    (long)(bad - text));
+		goto out;
+	}
 	root = cJSON_ParseWithOpts(text, &where, 1);
 	if (root == NULL) {
 		errf(err, len, "%s: invalid JSON near byte %ld", path,

@@ -19,6 +19,7 @@
 
 #include <cJSON.h>
 
+#include "classify.h"
 #include "state.h"
 #include "state_int.h"
 
@@ -106,18 +107,35 @@ put_num(struct jbuf *b, double v)
 	puts_(b, buf);
 }
 
-/* s as a JSON string.  Text in the state is valid UTF-8 already; only
- * quotes, backslashes and control characters need escaping. */
+/*
+ * s as a JSON string.  Only quotes, backslashes and control characters
+ * need escaping; bytes that are not UTF-8 (a $USER, a config rule's type:
+ * text cbexec did not make) become U+FFFD, so the file is always valid
+ * UTF-8 whatever went into the state.
+ */
 static void
 put_str(struct jbuf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
-	const char *run;
+	const char *run, *end = s + strlen(s);
 	char esc[7];
 	unsigned char c;
+	size_t k;
+	int valid;
 
 	put(b, "\"", 1);
 	for (run = s; (c = (unsigned char)*s) != '\0'; s++) {
+		if (c >= 0x80) {
+			k = utf8_seq((const unsigned char *)s, (size_t)(end - s),
+			    &valid);
+			if (!valid) {
+				put(b, run, (size_t)(s - run));
+				put(b, "\xEF\xBF\xBD", 3);
+				run = s + k;
+			}
+			s += k - 1;
+			continue;
+		}
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		put(b, run, (size_t)(s - run));

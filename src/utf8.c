@@ -52,13 +52,50 @@ sb_take(struct sbuf *b)
 	return b->p != NULL ? b->p : strdup("");
 }
 
+size_t
+utf8_seq(const unsigned char *s, size_t n, int *valid)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+	size_t k, need = 0;
+
+	/* Unicode's table of well-formed sequences: no overlongs, no
+	 * surrogates, nothing past U+10FFFF */
+	if (c < 0x80) {
+		*valid = 1;
+		return 1;
+	}
+	if (c >= 0xC2 && c <= 0xDF)
+		need = 1;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		need = 2;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		need = 3;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	}
+	for (k = 1; k <= need && k < n; k++) {
+		if (s[k] < lo || s[k] > hi)
+			break;
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	*valid = need > 0 && k == need + 1;
+	return k;
+}
+
 char *
 utf8_sanitize(const char *p, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)p;
-	unsigned char c, lo, hi;
-	size_t i, k, need;
+	size_t i, k;
 	char *out, *o;
+	int valid;
 
 	/* the worst case is every byte becoming a 3-byte U+FFFD */
 	if (n > (((size_t)-1) - 1) / 3) {
@@ -68,40 +105,10 @@ utf8_sanitize(const char *p, size_t n)
 	if ((out = malloc(n * 3 + 1)) == NULL)
 		return NULL;
 	for (o = out, i = 0; i < n; i += k) {
-		c = s[i];
-		k = 1;
-		if (c < 0x80) {
-			if (c != '\0')
-				*o++ = (char)c;
+		k = utf8_seq(s + i, n - i, &valid);
+		if (s[i] == '\0')
 			continue;
-		}
-		/* Unicode's table of well-formed sequences: no overlongs,
-		 * no surrogates, nothing past U+10FFFF */
-		lo = 0x80;
-		hi = 0xBF;
-		need = 0;
-		if (c >= 0xC2 && c <= 0xDF)
-			need = 1;
-		else if (c >= 0xE0 && c <= 0xEF) {
-			need = 2;
-			if (c == 0xE0)
-				lo = 0xA0;
-			else if (c == 0xED)
-				hi = 0x9F;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			need = 3;
-			if (c == 0xF0)
-				lo = 0x90;
-			else if (c == 0xF4)
-				hi = 0x8F;
-		}
-		for (; k <= need && i + k < n; k++) {
-			if (s[i + k] < lo || s[i + k] > hi)
-				break;
-			lo = 0x80;
-			hi = 0xBF;
-		}
-		if (need > 0 && k == need + 1) {
+		if (valid) {
 			memcpy(o, s + i, k);
 			o += k;
 		} else {

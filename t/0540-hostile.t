@@ -50,6 +50,16 @@ C --task "$(printf 'k\377\376')" -- false
 is "$(utf8json "$ST")" "" "invalid UTF-8 in --task: state file is valid UTF-8 JSON"
 "$CBEXEC" -q --trip --reason "$(printf 'r\377\376')" --state trip.json 2>/dev/null
 is "$(utf8json trip.json)" "" "invalid UTF-8 in --trip --reason: state is valid UTF-8"
+# Text cbexec takes from its environment and config as it is: $USER (the
+# history's "user") and a config rule's type.
+USER=$(printf 'u\377\376') "$CBEXEC" -q --reset-circuit --state user.json 2>/dev/null
+is "$(utf8json user.json)" "" "invalid UTF-8 in \$USER: state is valid UTF-8"
+is "$(perl -MJSON::PP -0777 -e 'print decode_json(<STDIN>)->{history}[-1]{user} eq "u\x{FFFD}\x{FFFD}" ? "kept" : "lost"' < user.json)" \
+    kept "invalid UTF-8 in \$USER: stored with U+FFFD"
+printf '{"rules":[{"match":"boom","class":"recoverable","type":"t\377"}]}' > badtype.json
+C --config badtype.json -- sh -c 'echo boom >&2; exit 1' 2>err
+is "$?" 125 "a config file that is not UTF-8: 125"
+like "$(cat err)" "badtype.json: not valid UTF-8 at byte 57" "... naming the file and the byte"
 
 # ---- 10 MB single lines ----------------------------------------------------
 head -c 10485760 /dev/zero | tr '\0' x > big; echo >> big
