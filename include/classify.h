@@ -99,5 +99,7 @@ char *utf8_sanitize(const char *p, size_t n);
 /* The sequence at s (n > 0 bytes left): its length, the maximal
  * ill-formed subpart when *valid is 0. */
 size_t utf8_seq(const unsigned char *s, size_t n, int *valid);
+/* The first byte of p[0..n) that does not start a valid sequence, or NULL. */
+const char *utf8_invalid(const char *p, size_t n);
 
 #endif

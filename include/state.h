@@ -36,7 +36,8 @@ int state_save(const char *path, int follow_symlinks,
 char *state_text(const struct cb_state *s);
 /* The same, parsed into a cJSON object (caller frees). */
 struct cJSON *state_to_json(const struct cb_state *s);
-/* Fill *s from a cJSON object; -1 with a reason on a bad field. */
+/* Fill *s from a cJSON object parsed from valid UTF-8 (state_load
+ * checks); -1 with a reason on a bad field. */
 int state_from_json(const struct cJSON *j, struct cb_state *s,
     char *err, size_t errlen);
 /* n history events as a JSON array, one per line, ending in a newline

@@ -302,23 +302,6 @@ out:
 	return rc;
 }
 
-/* The first byte of s that does not start a valid UTF-8 sequence, or
- * NULL. */
-static const char *
-not_utf8(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), k;
-	int valid;
-
-	for (; n > 0; p += k, n -= k) {
-		k = utf8_seq(p, n, &valid);
-		if (!valid)
-			return (const char *)p;
-	}
-	return NULL;
-}
-
 static int
 load_rules(struct options *o, const cJSON *rules, const char *path,
     char *err, size_t len)
@@ -356,7 +339,7 @@ config_load(struct options *o, const char *path, int required, char *err,
 		return missing && !required ? 0 : -1;
 	/* JSON is UTF-8 (RFC 8259); names and types from here end up in the
 	 * state file and the log, which must be too. */
-	if ((bad = not_utf8(text)) != NULL) {
+	if ((bad = utf8_invalid(text, strlen(text))) != NULL) {
 		errf(err, len, "%s: not valid UTF-8 at byte %ld", path,
 		    (long)(bad - text));
 		goto out;

@@ -6,8 +6,8 @@
  * A missing file is a fresh CLOSED circuit.  Anything else that cannot be
  * read whole, is not a regular file (a FIFO planted at the path is opened
  * O_NONBLOCK and refused, not waited on), is larger than MAX_STATE_SIZE,
- * holds a NUL byte or does not parse is an error; a JSON syntax error is
- * reported with its line and column.  The file may grow while it is read,
+ * holds a NUL byte, is not UTF-8 or does not parse is an error; a JSON
+ * syntax error is reported with its line and column.  The file may grow while it is read,
  * so the size cap is checked again as the buffer grows.
  *
  * The parse tree of one load is allocated from an arena and dropped whole:
@@ -40,6 +40,7 @@
 
 #include <cJSON.h>
 
+#include "classify.h"
 #include "clock.h"
 #include "state.h"
 
@@ -195,7 +196,7 @@ int
 state_load(const char *path, int follow_symlinks, const char *name,
     struct cb_state *s, char *err, size_t errlen)
 {
-	const char *end = NULL;
+	const char *end = NULL, *bad;
 	char *buf = NULL, pos[64], why[256];
 	size_t len;
 	cJSON *j;
@@ -237,6 +238,13 @@ state_load(const char *path, int follow_symlinks, const char *name,
 		snprintf(err, errlen, "%s: corrupt state file: NUL byte at "
 		    "offset %zu", path, (size_t)((char *)memchr(buf, '\0',
 		    len) - buf));
+		goto fail;
+	}
+	/* cbexec writes only UTF-8 (SPEC §6): anything else was not written
+	 * by it, and would not be written back the same. */
+	if ((bad = utf8_invalid(buf, len)) != NULL) {
+		snprintf(err, errlen, "%s: corrupt state file: not valid UTF-8 "
+		    "at byte %zu", path, (size_t)(bad - buf));
 		goto fail;
 	}
 	if ((j = parse_in_arena(buf, len, &end)) == NULL) {

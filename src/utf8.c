@@ -89,6 +89,21 @@ utf8_seq(const unsigned char *s, size_t n, int *valid)
 	return k;
 }
 
+const char *
+utf8_invalid(const char *p, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)p;
+	size_t k;
+	int valid;
+
+	for (; n > 0; s += k, n -= k) {
+		k = utf8_seq(s, n, &valid);
+		if (!valid)
+			return (const char *)s;
+	}
+	return NULL;
+}
+
 char *
 utf8_sanitize(const char *p, size_t n)
 {

@@ -14,6 +14,7 @@
 
 #include <cJSON.h>
 
+#include "classify.h"
 #include "state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -71,7 +72,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	if ((j = cJSON_Parse(text)) != NULL) {
+	/* state_from_json() takes what state_load() lets through: UTF-8. */
+	if (utf8_invalid(text, size) == NULL && (j = cJSON_Parse(text)) != NULL) {
 		if (state_from_json(j, &s, err, sizeof(err)) == 0) {
 			roundtrip(&s);
 			breaker_free(&s);

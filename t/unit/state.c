@@ -452,6 +452,10 @@ test_corrupt(void)
 		{ "{\"version\":1}", "no state" },
 		{ "{\"version\":1,\"state\":\"OPEN\"} x", "trailing garbage" },
 		{ "{\"version\":1,\"state\":\"OPEN\"}\0\0", "NUL bytes" },
+		/* Not written by cbexec, and not written back the same
+		 * (found by fuzz_state). */
+		{ "{\"version\":1,\"state\":\"OPEN\",\"name\":\"\377\"}",
+		  "not UTF-8" },
 	};
 	struct cb_state s;
 	char desc[128], *after;
