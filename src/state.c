@@ -7,8 +7,8 @@
  * read whole, is not a regular file (a FIFO planted at the path is opened
  * O_NONBLOCK and refused, not waited on), is larger than MAX_STATE_SIZE,
  * holds a NUL byte, is not UTF-8 or does not parse is an error; a JSON
- * syntax error is reported with its line and column.  The file may grow while it is read,
- * so the size cap is checked again as the buffer grows.
+ * syntax error is reported with its line and column.  The file may grow
+ * while it is read, so the size cap is checked again as the buffer grows.
  *
  * The parse tree of one load is allocated from an arena and dropped whole:
  * a state with a full history is some 3 000 small cJSON blocks, and

@@ -109,9 +109,9 @@ put_num(struct jbuf *b, double v)
 
 /*
  * s as a JSON string.  Only quotes, backslashes and control characters
- * need escaping; bytes that are not UTF-8 (a $USER, a config rule's type:
- * text cbexec did not make) become U+FFFD, so the file is always valid
- * UTF-8 whatever went into the state.
+ * need escaping; bytes that are not UTF-8 (from $USER, say: text cbexec
+ * takes as it comes) become U+FFFD, so the file is always valid UTF-8
+ * whatever went into the state.
  */
 static void
 put_str(struct jbuf *b, const char *s)

@@ -443,10 +443,7 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	op[1] = ep[1] = -1;
 	if (res->exec_errno != 0) {
 		for (i = 0; i < 2; i++)
-			if (r.s[i].rfd != -1)
-				close(r.s[i].rfd);
-		free(r.s[0].buf);
-		free(r.s[1].buf);
+			relay_free(&r.s[i]);
 		res->duration = mono_now() - r.start;
 		return 0;
 	}
