@@ -29,50 +29,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <ev.h>
 
 #include "clock.h"
-#include "digest.h"
-#include "ptimer.h"
 #include "relay.h"
 #include "spawn.h"
-#include "supervise.h"
+#include "supervise_int.h"
 
 #define PIPE_SIZE (256 * 1024)
 
-enum phase { RUNNING, CLEANUP, DRAIN };
-
-struct run {
-	const struct sup_cfg *cfg;
-	struct sup_result *res;
-	pid_t pid;
-	enum phase phase;
-	int reaped;
-	int cleanup_kill;	/* leftovers get SIGKILL now */
-	int cleanup_begun;	/* the group had its SIGTERM */
-	int termed_all;		/* every child of ours had its SIGTERM too */
-	double cleanup_at;
-	int fg_tty;
-	double start;
-	ev_child cw, anyw;
-	ev_timer t_kill, t_poll, t_prepare;
-	struct relay s[2];
-};
-
-static struct ev_loop *loop;
+struct ev_loop *sup_loop;
 static struct run *cur;
 static int aborted;
 static int out_fd[2] = { STDOUT_FILENO, STDERR_FILENO };
 static int out_nonblock[2];
 static ev_signal sigw[9];
 static ev_timer sleep_timer;
-/* --timeout and the budget: precise, and kept for the process. */
-static struct ptimer t_timeout = PTIMER_INITIALIZER;
-static struct ptimer t_budget = PTIMER_INITIALIZER;
 
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static const int pass_sigs[] = { SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP,
@@ -82,213 +56,6 @@ int
 sup_aborted(void)
 {
 	return aborted;
-}
-
-static void
-group_kill(struct run *r, int sig)
-{
-	if (sig == 0)
-		return;
-	r->res->signalled_by_us = 1;
-	kill(-r->pid, sig);
-	/* The command may have left its group (setsid); reach it too. */
-	kill(r->pid, sig);
-}
-
-static void
-check_done(struct run *r)
-{
-	if (r->phase == DRAIN && r->s[0].rfd == -1 && r->s[1].rfd == -1)
-		ev_break(loop, EVBREAK_ONE);
-}
-
-/* After each round of copying: the run may be over. */
-static void
-on_relay(struct relay *s)
-{
-	check_done(s->data);
-}
-
-static void
-start_drain(struct run *r)
-{
-	int i;
-
-	r->phase = DRAIN;
-	ev_timer_stop(loop, &r->t_poll);
-	ev_timer_stop(loop, &r->t_kill);
-	ptimer_stop(loop, &t_timeout);
-	for (i = 0; i < 2; i++)
-		relay_drain(&r->s[i]);
-	check_done(r);
-}
-
-/*
- * CLEANUP: runs first from a zero timer, after libev has reaped every
- * child that already died, then on each child reaped and every 10 ms.  The
- * group gets SIGTERM at once; children outside it (daemons that called
- * setsid) are named by a walk of /proc only if they are still there 10 ms
- * later, so a run whose group dies at once never pays for the walk.
- */
-static void
-check_leftovers(struct run *r)
-{
-	if (!spawn_leftovers(r->pid)) {
-		start_drain(r);
-		return;
-	}
-	if (!r->cleanup_begun) {
-		r->cleanup_begun = 1;
-		r->cleanup_at = mono_now();
-		ev_timer_stop(loop, &r->t_kill);
-		if (!r->cleanup_kill && r->cfg->kill_after > 0) {
-			ev_timer_set(&r->t_kill, r->cfg->kill_after, 0);
-			ev_timer_start(loop, &r->t_kill);
-		} else
-			r->cleanup_kill = 1;
-		kill(-r->pid, r->cleanup_kill ? SIGKILL : SIGTERM);
-	} else if (r->cleanup_kill)
-		spawn_kill_leftovers(r->pid, SIGKILL);
-	else if (!r->termed_all && mono_now() - r->cleanup_at >= 0.01) {
-		spawn_kill_leftovers(r->pid, SIGTERM);
-		r->termed_all = 1;
-	}
-	if (!ev_is_active(&r->t_poll))
-		ev_timer_again(loop, &r->t_poll);
-}
-
-static void
-begin_cleanup(struct run *r)
-{
-	r->phase = CLEANUP;
-	ev_timer_stop(loop, &r->t_poll);
-	ev_timer_set(&r->t_poll, 0, 0.01);
-	ev_timer_start(loop, &r->t_poll);
-}
-
-static void
-on_child(struct ev_loop *l, ev_child *w, int revents)
-{
-	struct run *r = w->data;
-	sigset_t ttou, old;
-
-	ev_child_stop(loop, w);
-	r->reaped = 1;
-	r->res->duration = mono_now() - r->start;
-	if (WIFEXITED(w->rstatus))
-		r->res->exit_code = WEXITSTATUS(w->rstatus);
-	else if (WIFSIGNALED(w->rstatus))
-		r->res->signo = WTERMSIG(w->rstatus);
-	if (r->fg_tty) {
-		/* We are a background group now: tcsetpgrp would stop us
-		 * with SIGTTOU unless it is blocked. */
-		sigemptyset(&ttou);
-		sigaddset(&ttou, SIGTTOU);
-		sigprocmask(SIG_BLOCK, &ttou, &old);
-		tcsetpgrp(STDIN_FILENO, getpgrp());
-		sigprocmask(SIG_SETMASK, &old, NULL);
-	}
-	ptimer_stop(loop, &t_timeout);
-	if (r->cfg->keep_orphans)
-		start_drain(r);
-	else
-		begin_cleanup(r);
-}
-
-static void
-on_any_child(struct ev_loop *l, ev_child *w, int revents)
-{
-	struct run *r = w->data;
-
-	if (r->phase == CLEANUP)
-		check_leftovers(r);
-}
-
-static void
-on_poll(struct ev_loop *l, ev_timer *w, int revents)
-{
-	struct run *r = w->data;
-
-	if (r->phase == CLEANUP)
-		check_leftovers(r);
-	else
-		ev_timer_stop(loop, w);
-}
-
-static void
-on_kill(struct ev_loop *l, ev_timer *w, int revents)
-{
-	struct run *r = w->data;
-
-	if (r->phase == RUNNING)
-		group_kill(r, SIGKILL);
-	else if (r->phase == CLEANUP) {
-		r->cleanup_kill = 1;
-		check_leftovers(r);
-	}
-}
-
-/* Stop the command: the signal now, SIGKILL after --kill-after. */
-static void
-stop_command(struct run *r, int sig)
-{
-	if (r->phase != RUNNING) {
-		if (r->phase == CLEANUP) {
-			r->cleanup_kill = 1;
-			check_leftovers(r);
-		}
-		return;
-	}
-	group_kill(r, sig);
-	/* While the command dies, load what its failure will need: the
-	 * fingerprint's libcrypto (at once when on_prepare did it).  This
-	 * is time cbexec would otherwise spend after the command's exit. */
-	digest_prepare();
-	if (ev_is_active(&r->t_kill))
-		return;
-	if (r->cfg->kill_after > 0) {
-		ev_timer_set(&r->t_kill, r->cfg->kill_after, 0);
-		ev_timer_start(loop, &r->t_kill);
-	} else if (sig == 0)
-		/* No signal and no grace: nothing else would end it. */
-		group_kill(r, SIGKILL);
-}
-
-/*
- * A run near its time limit will most likely be stopped, and its failure
- * needs libcrypto for the fingerprint: load it now, while the command
- * still runs, so neither the kill nor the exit after it waits for the
- * load.  A run that then ends in time has paid about a millisecond.
- */
-static void
-on_prepare(struct ev_loop *l, ev_timer *w, int revents)
-{
-	digest_prepare();
-}
-
-static void
-on_timeout(struct ptimer *t)
-{
-	struct run *r = t->data;
-
-	r->res->timed_out = 1;
-	stop_command(r, r->cfg->signal);
-}
-
-static void
-on_budget(struct ptimer *t)
-{
-	struct run *r = t->data;
-
-	r->res->timed_out = 1;
-	r->res->budget_expired = 1;
-	if (r->phase == DRAIN) {
-		relay_close(&r->s[0]);
-		relay_close(&r->s[1]);
-		check_done(r);
-		return;
-	}
-	stop_command(r, r->cfg->signal);
 }
 
 static void
@@ -306,22 +73,16 @@ on_signal(struct ev_loop *l, ev_signal *w, int revents)
 	}
 	if (cur == NULL) {
 		aborted = sig;
-		ev_break(loop, EVBREAK_ONE);
+		ev_break(sup_loop, EVBREAK_ONE);
 		return;
 	}
 	if (aborted != 0 && (sig == SIGINT || sig == SIGTERM)) {
 		/* A second interrupt: no more grace. */
-		if (cur->phase == RUNNING)
-			group_kill(cur, SIGKILL);
-		else {
-			cur->cleanup_kill = 1;
-			if (cur->phase == CLEANUP)
-				check_leftovers(cur);
-		}
+		run_kill_now(cur);
 		return;
 	}
 	aborted = sig;
-	stop_command(cur, sig);
+	run_stop(cur, sig);
 }
 
 /* The pipe on fd made PIPE_SIZE, unless it is larger already (a pipe of
@@ -369,7 +130,7 @@ sup_init(void)
 	sigs[n++] = SIGTTOU;
 	if (spawn_init(sigs, n) == -1)
 		return -1;
-	if ((loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {
+	if ((sup_loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -382,9 +143,9 @@ sup_init(void)
 		int sig = i < 4 ? stop_sigs[i] : pass_sigs[i - 4];
 
 		ev_signal_init(&sigw[i], on_signal, sig);
-		ev_signal_start(loop, &sigw[i]);
+		ev_signal_start(sup_loop, &sigw[i]);
 		/* The signal watchers alone must not keep ev_run alive. */
-		ev_unref(loop);
+		ev_unref(sup_loop);
 	}
 	setup_output(0);
 	setup_output(1);
@@ -403,7 +164,6 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 {
 	struct run r;
 	int op[2] = { -1, -1 }, ep[2] = { -1, -1 }, i, e;
-	double now, limit;
 
 	memset(res, 0, sizeof(*res));
 	memset(&r, 0, sizeof(r));
@@ -426,9 +186,9 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 		grow_pipe(fd);
 	}
 	if (relay_init(&r.s[0], op[0], out_fd[0], out_nonblock[0], &res->out,
-	    cfg->scanner, on_relay, &r) == -1 ||
+	    cfg->scanner, run_on_relay, &r) == -1 ||
 	    relay_init(&r.s[1], ep[0], out_fd[1], out_nonblock[1], &res->err,
-	    NULL, on_relay, &r) == -1)
+	    NULL, run_on_relay, &r) == -1)
 		goto fail;
 	/* Give the command the terminal only when we hold it ourselves. */
 	r.fg_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
@@ -451,55 +211,18 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	cur = &r;
 	/* The loop's clock may be stale after time spent outside it
 	 * (progress probes, state writes): timers are relative to it. */
-	ev_now_update(loop);
-	ev_child_init(&r.cw, on_child, r.pid, 0);
-	ev_child_init(&r.anyw, on_any_child, 0, 0);
-	r.cw.data = r.anyw.data = &r;
-	ev_child_start(loop, &r.cw);
-	ev_child_start(loop, &r.anyw);
-	ptimer_init(&t_timeout, on_timeout);
-	ptimer_init(&t_budget, on_budget);
-	t_timeout.data = t_budget.data = &r;
-	ev_init(&r.t_kill, on_kill);
-	ev_init(&r.t_poll, on_poll);
-	ev_init(&r.t_prepare, on_prepare);
-	r.t_kill.data = r.t_poll.data = &r;
-	r.t_poll.repeat = 0.01;
-	/* Like timeout(1), the time counts from the fork, not from the
-	 * moment the exec has succeeded. */
-	now = mono_now();
-	limit = -1;
-	if (cfg->timeout > 0) {
-		limit = cfg->timeout - (now - r.start);
-		ptimer_start(loop, &t_timeout, r.start + cfg->timeout);
-	}
-	if (cfg->deadline > 0) {
-		double left = cfg->deadline - now;
-
-		if (limit < 0 || left < limit)
-			limit = left;
-		ptimer_start(loop, &t_budget, cfg->deadline);
-	}
-	if (limit > 0) {
-		ev_timer_set(&r.t_prepare, limit * 0.75, 0);
-		ev_timer_start(loop, &r.t_prepare);
-	}
+	ev_now_update(sup_loop);
+	run_arm(&r);
 	for (i = 0; i < 2; i++)
 		relay_start(&r.s[i]);
 	/* An operator signal that came before the fork still counts. */
 	if (aborted != 0)
-		stop_command(&r, aborted);
+		run_stop(&r, aborted);
 
-	ev_run(loop, 0);
+	ev_run(sup_loop, 0);
 
 	cur = NULL;
-	ev_child_stop(loop, &r.cw);
-	ev_child_stop(loop, &r.anyw);
-	ptimer_stop(loop, &t_timeout);
-	ptimer_stop(loop, &t_budget);
-	ev_timer_stop(loop, &r.t_kill);
-	ev_timer_stop(loop, &r.t_poll);
-	ev_timer_stop(loop, &r.t_prepare);
+	run_disarm(&r);
 	for (i = 0; i < 2; i++)
 		relay_free(&r.s[i]);
 	if (!r.reaped)
@@ -523,7 +246,7 @@ fail:
 static void
 on_sleep(struct ev_loop *l, ev_timer *w, int revents)
 {
-	ev_break(loop, EVBREAK_ONE);
+	ev_break(sup_loop, EVBREAK_ONE);
 }
 
 int
@@ -539,11 +262,11 @@ sup_sleep(double seconds, double deadline)
 		budget = 1;
 	}
 	if (left > 0) {
-		ev_now_update(loop);
+		ev_now_update(sup_loop);
 		ev_timer_init(&sleep_timer, on_sleep, left, 0);
-		ev_timer_start(loop, &sleep_timer);
-		ev_run(loop, 0);
-		ev_timer_stop(loop, &sleep_timer);
+		ev_timer_start(sup_loop, &sleep_timer);
+		ev_run(sup_loop, 0);
+		ev_timer_stop(sup_loop, &sleep_timer);
 	}
 	if (aborted)
 		return 2;
