@@ -4,7 +4,7 @@
 # and prints medians and the ratio; nothing here ever fails the build.
 # bench/README.md says what each one measures and holds the last results.
 #
-#   sh bench/run.sh                      everything (about 2 minutes)
+#   sh bench/run.sh                      everything (about 2-3 minutes)
 #   BENCH_ONLY="single kill" sh bench/run.sh   some of: single loop kill
 #                                        pipe status files
 #   CBEXEC=/path/to/cbexec sh bench/run.sh     another binary
@@ -139,6 +139,16 @@ if want single; then
 			-- /bin/true ::: timeout 10 /bin/true
 		note "diagnosis: with the state file on tmpfs ($SHM, no disk) cbexec takes $(calc %.2fms "$(med "$O" A 2) / 1e6") against $(calc %.2fms "$(med "$O" B 2) / 1e6"): $(calc %.2fx "$(med "$O" A 2) / $(med "$O" B 2)"); the rest is the durable save on this disk"
 	fi
+	# The floor: fork/exec/wait plus one durable replace (SPEC §6) of a
+	# file as big as cbexec's state, and nothing else (bench/refloop.c,
+	# N = 1): the least any supervisor keeping a crash-safe record does.
+	O=$SCRATCH/floor
+	size=$(wc -c <"$CBEXEC_STATE_DIR/b.json")
+	"$AB" -n 41 -w 3 -o "$O.f" -- "$BENCH/refloop.bin" 1 "$size" \
+		"$SCRATCH/floor.json" -- /bin/true ::: timeout 10 /bin/true
+	"$AB" -n 41 -w 3 -o "$O.c" -- "$CBEXEC" -q --name b -- /bin/true \
+		::: "$BENCH/refloop.bin" 1 "$size" "$SCRATCH/floor.json" -- /bin/true
+	note "floor: bench/refloop.bin 1 (fork, exec, wait, one durable replace) takes $(calc %.2fms "$(med "$O.f" A 2) / 1e6") against timeout's $(calc %.2fms "$(med "$O.f" B 2) / 1e6"): $(calc %.2fx "$(med "$O.f" A 2) / $(med "$O.f" B 2)"); cbexec takes $(calc %.2fx "$(med "$O.c" A 2) / $(med "$O.c" B 2)") of the floor"
 
 	# Where the time goes: library loading, the failure path (OpenSSL
 	# initialised for the error fingerprint), and the git probe.
@@ -227,6 +237,16 @@ if want kill; then
 			::: timeout 0.2 "$BENCH/sleeper.bin"
 		note "diagnosis: with the state file on tmpfs (no disk) the lateness until exit is $(calc %.3fms "$(med "$O" A 2) / 1e6 - 200") (cbexec) / $(calc %.3fms "$(med "$O" B 2) / 1e6 - 200") (timeout); the rest is the durable save of the timed-out run"
 	fi
+	# The floor: timeout's kill, then one durable replace, nothing else.
+	O=$SCRATCH/killfloor
+	size=$(wc -c <"$CBEXEC_STATE_DIR/kill.json")
+	"$AB" -n 21 -w 1 -o "$O.f" -- "$BENCH/refloop.bin" -t 0.2 1 "$size" \
+		"$SCRATCH/floor.json" -- "$BENCH/sleeper.bin" \
+		::: timeout 0.2 "$BENCH/sleeper.bin"
+	"$AB" -n 21 -w 1 -o "$O.c" -- "$CBEXEC" -q --name kill -t 0.2 $NEVER \
+		-- "$BENCH/sleeper.bin" ::: "$BENCH/refloop.bin" -t 0.2 1 \
+		"$size" "$SCRATCH/floor.json" -- "$BENCH/sleeper.bin"
+	note "floor: bench/refloop.bin -t 0.2 1 (timeout's kill, then one durable replace) is $(calc %.3fms "$(med "$O.f" A 2) / 1e6 - 200") late until exit against timeout's $(calc %.3fms "$(med "$O.f" B 2) / 1e6 - 200"): $(calc %.2fx "($(med "$O.f" A 2) / 1e6 - 200) / ($(med "$O.f" B 2) / 1e6 - 200)"); cbexec is $(calc %.2fx "($(med "$O.c" A 2) / 1e6 - 200) / ($(med "$O.c" B 2) / 1e6 - 200)") as late as the floor"
 	# A shell with a child: the child's zombie is still in the process
 	# group when cbexec looks for leftovers, which makes it scan /proc.
 	O=$SCRATCH/killsh
@@ -290,13 +310,15 @@ if want pipe; then
 		sh -c "$P & $P >&2; wait" 2>&3 | cat >/dev/null; } 3>&1 |
 		cat >/dev/null
 	BENCH_HWM=$H.idle LD_PRELOAD=$BENCH/hwm.bin "$CBEXEC" -q -- /bin/true
-	awk '$1 == "cbexec" { print "X", $3, $4, $5 }' "$H" >"$H.c"
+	# The process name is the binary's (at most 15 bytes of it).
+	comm=$(basename "$CBEXEC" | cut -c1-15)
+	awk -v c="$comm" '$1 == c { print "X", $3, $4, $5 }' "$H" >"$H.c"
 	if [ ! -s "$T" ]; then
 		m=$(med "$H.c" X 2) how="VmHWM"
 	fi
 	row "peak RSS at 2 x 1 GiB (median, $how)" "${m}KiB" "-" "-" \
 	    "<= 4096KiB" "$(verdict "$m" "<=" 4096)"
-	note "VmHWM of the cbexec process: $(med "$H.c" X 2) KiB, at exit $(med "$H.c" X 3) KiB anonymous + $(med "$H.c" X 4) KiB file-backed (shared libraries); with no output at all: $(awk '$1 == "cbexec" { print $3 }' "$H.idle") KiB (bench/hwm.bin adds a few KiB)"
+	note "VmHWM of the cbexec process: $(med "$H.c" X 2) KiB, at exit $(med "$H.c" X 3) KiB anonymous + $(med "$H.c" X 4) KiB file-backed (shared libraries); with no output at all: $(awk -v c="$comm" '$1 == c { print $3 }' "$H.idle") KiB (bench/hwm.bin adds a few KiB)"
 	# Which mappings the resident pages belong to, while a run is going.
 	"$CBEXEC" -q -- sleep 0.5 &
 	pid=$!

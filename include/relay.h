@@ -1,7 +1,8 @@
 /*
  * Copying one of the command's output streams through to cbexec's own, on
  * libev's default loop, keeping its tail in a ring and feeding stdout to
- * the status scanner (SPEC §3).  supervise.c owns two of these per run.
+ * the status scanner (SPEC §3).  Each run (supervise.c, phases.c) owns
+ * two of these.
  */
 #ifndef CBEXEC_RELAY_H
 #define CBEXEC_RELAY_H

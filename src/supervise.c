@@ -14,6 +14,9 @@
  *            make cbexec hang.  With --keep-orphans, DRAIN stops at the
  *            first empty read instead.
  *
+ * This file sets the loop up and starts each run; phases.c moves a run
+ * through its phases.
+ *
  * Output goes to cbexec's own stdout/stderr through relay.c.  When those
  * are pipes they are reopened through /proc/self/fd as new, non-blocking
  * open file descriptions, so a stalled reader never blocks the loop (timers
