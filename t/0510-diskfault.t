@@ -145,6 +145,7 @@ if [ "$(id -u)" != 0 ]; then
 	asuser=" "
 elif command -v setpriv >/dev/null 2>&1; then
 	chmod 711 "$SCRATCH"
+	chmod 1777 "$TMPDIR"	# nobody's status files
 	mkdir rod && chown 65534:65534 rod
 	if setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$CBEXEC"; then
 		asuser="setpriv --reuid=65534 --regid=65534 --clear-groups"

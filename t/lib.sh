@@ -6,7 +6,12 @@ T_DIR=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$T_DIR/.." && pwd)
 CBEXEC=${CBEXEC:-$TOP/cbexec}
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/cbexec-test.XXXXXX")
-trap 'rm -rf "$SCRATCH"' EXIT
+# $TMPDIR, where cbexec makes each run's status file: apart from the tree
+# the tests watch, and removed with it (a cbexec a test kills with -9
+# cannot remove its own).
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cbexec-tmp.XXXXXX")
+trap 'rm -rf "$SCRATCH" "$T_TMP"' EXIT
+export TMPDIR="$T_TMP"
 # Keep tests away from the user's state and terminal colours.
 export CBEXEC_STATE_DIR="$SCRATCH/state" NO_COLOR=1
 unset CBEXEC_STATE CB_NO_PROGRESS_THRESHOLD CB_SAME_ERROR_THRESHOLD \
