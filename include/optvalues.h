@@ -14,6 +14,7 @@ int errf(char *err, size_t len, const char *fmt, ...)
 /* A whole decimal number in [min, max]; 0 / -1. */
 int parse_long(const char *s, long min, long max, long *out);
 /* "0,75" -> codes, each 0..255; 0 / -1. */
+int list_well_formed(const char *s);
 int parse_codes(const char *s, struct codes *c);
 /* N, or N with k/K or m/M (KiB, MiB), at most 64 MiB; 0 / -1. */
 int parse_size(const char *s, size_t *out);

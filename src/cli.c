@@ -108,7 +108,7 @@ parse_exit_codes(struct options *o, const char *s)
 	long v;
 	int rc = -1;
 
-	if ((copy = strdup(s)) == NULL)
+	if (!list_well_formed(s) || (copy = strdup(s)) == NULL)
 		return -1;
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {
@@ -133,7 +133,6 @@ out:
 	free(copy);
 	return rc;
 }
-
 
 static const char *const bad_duration =
     "invalid duration '%s' for --%s (use N, N.N or .N with ms, s, m, h or d)";

@@ -37,6 +37,16 @@ save(struct inv *v)
 	return 0;
 }
 
+/* The budget ran out outside a run (a pause, the wait for the lock): the
+ * exit status is 124 as when it stops a run, and the state says why. */
+static int
+budget_spent(struct inv *v)
+{
+	report_event(&v->rep, "budget", "spent before the next run");
+	v->s.outcome = OUT_TIMEOUT;
+	return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_TIMEOUT;
+}
+
 /* The counters as they were, for hooks; no pointers that record() may
  * free survive in the copy. */
 void
@@ -250,7 +260,7 @@ driver_run(struct options *o, const struct circuit *c)
 
 	for (;;) {
 		if (v.deadline > 0 && mono_now() >= v.deadline) {
-			ret = CB_EXIT_TIMEOUT;
+			ret = budget_spent(&v);
 			break;
 		}
 		if (!breaker_admit(&v.s, &o->limits, wall_now(), &res)) {
@@ -287,7 +297,7 @@ driver_run(struct options *o, const struct circuit *c)
 				pause = b;
 			rc = sup_sleep(pause, v.deadline);
 			if (rc == 1) {
-				ret = CB_EXIT_TIMEOUT;
+				ret = budget_spent(&v);
 				break;
 			}
 			if (rc == 2) {

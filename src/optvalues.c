@@ -80,6 +80,14 @@ signal_parse(const char *s)
 	return -1;
 }
 
+/* A comma-separated list with no empty item: not "", ",1", "1,", "1,,2". */
+int
+list_well_formed(const char *s)
+{
+	return *s != '\0' && *s != ',' && s[strlen(s) - 1] != ',' &&
+	    strstr(s, ",,") == NULL;
+}
+
 /* "0,75" -> codes; each 0..255. */
 int
 parse_codes(const char *s, struct codes *c)
@@ -93,7 +101,7 @@ parse_codes(const char *s, struct codes *c)
 	c->n = 0;
 	if ((copy = strdup(s)) == NULL)
 		return -1;
-	if (*s == '\0' || s[strlen(s) - 1] == ',')
+	if (!list_well_formed(s))
 		goto fail;
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {

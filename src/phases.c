@@ -181,12 +181,12 @@ run_stop(struct run *r, int sig)
 	digest_prepare();
 	if (ev_is_active(&r->t_kill))
 		return;
+	/* --kill-after 0: no SIGKILL; with --signal 0 as well the command
+	 * runs to its end, as under timeout -s0 -k0. */
 	if (r->cfg->kill_after > 0) {
 		ev_timer_set(&r->t_kill, r->cfg->kill_after, 0);
 		ev_timer_start(sup_loop, &r->t_kill);
-	} else if (sig == 0)
-		/* No signal and no grace: nothing else would end it. */
-		group_kill(r, SIGKILL);
+	}
 }
 
 /*

@@ -30,6 +30,9 @@ is "$rc" 124 "TERM-ignoring child: 124"
 ok "$([ "$el" -lt 3000 ]; echo $?)" "TERM-ignoring child killed after --kill-after (${el}ms)"
 C -t 0.2 --signal INT -- sh -c 'trap "exit 3" INT; sleep 10 & wait'; is "$?" 124 "--signal INT: 124"
 C -t 0.2 --signal 0 -k 0.2 -- sleep 10; is "$?" 124 "--signal 0: only --kill-after ends it"
+C -t 0.1 --signal 0 -k 0 -- sh -c 'sleep 0.3; touch s0k0.done'; rc=$?
+is "$rc" 124 "--signal 0 -k 0: 124"
+ok "$([ -e s0k0.done ]; echo $?)" "--signal 0 -k 0: the command runs to its end (timeout -s0 -k0)"
 C -t 0 -- true; is "$?" 0 "-t 0: no limit"
 
 # Budget across iterations.
@@ -38,7 +41,10 @@ C -n 100 --budget 0.5 -- sleep 0.2; rc=$?
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 is "$rc" 124 "--budget across iterations: 124"
 ok "$([ "$el" -lt 5000 ]; echo $?)" "--budget stops the loop on time (${el}ms)"
-C --loop --delay 5 --budget 0.3 -- true; is "$?" 124 "--budget runs out in a delay: 124"
+"$CBEXEC" --state bd.json --progress exit --no-prompt --loop --delay 5 --budget 0.3 -- true 2>err
+is "$?" 124 "--budget runs out in a delay: 124"
+is "$(jget bd.json outcome)" TIMEOUT "--budget runs out in a delay: the state says TIMEOUT"
+like "$(cat err)" "budget: spent" "--budget runs out in a delay: says so"
 C -n 3 --no-progress-threshold 9 --max-consecutive-errors 9 -- sh -c 'exit 4'; is "$?" 4 "-n 3: the last run's status"
 n=$(jget "$ST" iteration); ok "$([ "$n" -ge 3 ]; echo $?)" "-n 3 ran 3 times"
 C -n 5 --until-success -- sh -c '[ "$CBEXEC_ITERATION" -ge 2 ]'; is "$?" 0 "--until-success stops at the first success"

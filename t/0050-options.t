@@ -38,6 +38,7 @@ start=$(date +%s%N)
 cb --state b4.json -n 3 --backoff 10 --budget 0.3 -- false; rc=$?
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 is "$rc" 124 "the budget runs out during a backoff: 124"
+is "$(jget b4.json outcome)" TIMEOUT "the budget runs out during a backoff: the state says TIMEOUT"
 ok "$([ "$el" -lt 3000 ]; echo $?)" "backoff never waits past the budget (${el}ms)"
 cb --backoff 1s:0.5s -- true 2>/dev/null; is "$?" 125 "--backoff MAX below D: 125"
 cb --backoff 1e3 -- true 2>/dev/null; is "$?" 125 "--backoff bad duration: 125"
