@@ -9,9 +9,9 @@
 #define DURATION_MAX (10.0 * 365 * 86400)
 
 /*
- * Parse s into seconds.  Returns 0 on success, -1 for anything else: empty,
- * sign, exponent, unknown or upper-case suffix, trailing garbage, more than
- * DURATION_MAX.
+ * Parse s into seconds.  Returns 0 on success, -2 for a well-formed
+ * duration over DURATION_MAX, -1 for anything else: empty, sign, exponent,
+ * unknown or upper-case suffix, trailing garbage.
  */
 int duration_parse(const char *s, double *seconds);
 

@@ -134,15 +134,27 @@ out:
 	return rc;
 }
 
-static const char *const bad_duration =
-    "invalid duration '%s' for --%s (use N, N.N or .N with ms, s, m, h or d)";
+/* The message for a duration v of option NAME that duration_parse
+ * refused with rc. */
+static int
+duration_error(int rc, const char *v, const char *name, char *err,
+    size_t len)
+{
+	if (rc == -2)
+		return errf(err, len, "duration '%s' for --%s is over the "
+		    "limit of 10 years", v, name);
+	return errf(err, len, "invalid duration '%s' for --%s (use N, N.N "
+	    "or .N with ms, s, m, h or d)", v, name);
+}
 
 static int
 set_duration(double *dst, const struct opt *op, const char *v, char *err,
     size_t len)
 {
-	if (duration_parse(v, dst) == -1)
-		return errf(err, len, bad_duration, v, op->name);
+	int rc;
+
+	if ((rc = duration_parse(v, dst)) != 0)
+		return duration_error(rc, v, op->name, err, len);
 	return 0;
 }
 
@@ -259,17 +271,19 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return set_text(&o->task, v);
 	case O_BACKOFF: {
 		char buf[64];
+		int rc;
 
 		if (strlen(v) >= sizeof(buf))
-			return errf(err, len, bad_duration, v, op->name);
+			return duration_error(-1, v, op->name, err, len);
 		strcpy(buf, v);
 		if ((colon = strchr(buf, ':')) != NULL)
 			*colon++ = '\0';
-		if (duration_parse(buf, &o->backoff) == -1)
-			return errf(err, len, bad_duration, buf, op->name);
+		if ((rc = duration_parse(buf, &o->backoff)) != 0)
+			return duration_error(rc, buf, op->name, err, len);
 		o->backoff_max = 10 * o->backoff;
-		if (colon != NULL && duration_parse(colon, &o->backoff_max) == -1)
-			return errf(err, len, bad_duration, colon, op->name);
+		if (colon != NULL &&
+		    (rc = duration_parse(colon, &o->backoff_max)) != 0)
+			return duration_error(rc, colon, op->name, err, len);
 		if (o->backoff_max < o->backoff)
 			return errf(err, len, "--backoff: MAX %s is below the "
 			    "initial delay %s", colon, buf);
@@ -290,16 +304,19 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return replace_str(&o->log_path, v);
 	case O_METRICS:
 		return replace_str(&o->metrics_path, v);
-	case O_WAIT_LOCK:
+	case O_WAIT_LOCK: {
+		int rc;
+
 		if (v == NULL) {
 			o->wait_lock = -1;
 			return 0;
 		}
-		if (duration_parse(v, &o->wait_lock) == -1)
-			return errf(err, len, bad_duration, v, op->name);
+		if ((rc = duration_parse(v, &o->wait_lock)) != 0)
+			return duration_error(rc, v, op->name, err, len);
 		if (o->wait_lock == 0)
 			o->wait_lock = -1;	/* 0 = no limit, as elsewhere */
 		return 0;
+	}
 	case O_ON_CHANGE:
 		return replace_str(&o->on_state_change, v);
 	case O_OK_CODES:
@@ -378,6 +395,39 @@ apply(struct options *o, const struct opt *op, const char *v,
 	return rc;
 }
 
+/* What getopt_long refused in ARG ("--name[=value]"): an option given a
+ * value it takes none of, an abbreviation of several, or none at all. */
+static int
+long_option_error(const char *arg, char *err, size_t len)
+{
+	const char *name = arg + 2, *eq = strchr(arg, '=');
+	size_t n = eq != NULL ? (size_t)(eq - name) : strlen(name), i, hits = 0;
+	char list[160] = "";
+	const struct opt *hit = NULL;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return errf(err, len, "unknown option '%s'", arg);
+	for (i = 0; i < NOPTS; i++) {
+		if (strncmp(opts[i].name, name, n) != 0)
+			continue;
+		if (opts[i].name[n] == '\0') {	/* exact */
+			hit = &opts[i];
+			hits = 1;
+			break;
+		}
+		hit = &opts[i];
+		if (hits++ < 4)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			    "%s--%s", hits > 1 ? ", " : "", opts[i].name);
+	}
+	if (hits > 1)
+		return errf(err, len, "ambiguous option '--%.*s' (%s%s)",
+		    (int)n, name, list, hits > 4 ? ", ..." : "");
+	if (hits == 1 && eq != NULL && hit->has_arg == no_argument)
+		return errf(err, len, "option '--%s' takes no value", hit->name);
+	return errf(err, len, "unknown option '%s'", arg);
+}
+
 int
 cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 {
@@ -413,8 +463,7 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 			if (optopt != 0 && optopt < 256)
 				return errf(err, len, "unknown option '-%c'",
 				    optopt);
-			return errf(err, len, "unknown option '%s'",
-			    argv[optind - 1]);
+			return long_option_error(argv[optind - 1], err, len);
 		}
 		if (c == ':') {
 			if (optopt != 0 && optopt < 256)
@@ -458,6 +507,10 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 		if (strchr(a, '/') != NULL ||
 		    (al > 5 && strcmp(a + al - 5, ".json") == 0))
 			return replace_str(&o->state_path, a);
+		if (!valid_name(a))
+			return errf(err, len, "invalid CIRCUIT '%s' (a name of "
+			    "letters, digits, '.', '_', '-', not starting with "
+			    "'.'; or a path with '/' or ending in .json)", a);
 		for (op = opts; op->id != O_NAME; op++)
 			;
 		return apply(o, op, a, FROM_CLI, err, len);

@@ -38,7 +38,7 @@ duration_parse(const char *s, double *seconds)
 	uint64_t m = 0;
 	double scale = 1, v;
 	size_t i, nd = 0, sig = 0;
-	int nonzero = 0;
+	int nonzero = 0, huge = 0;
 	const char *p = s;
 
 	if (p == NULL)
@@ -47,7 +47,9 @@ duration_parse(const char *s, double *seconds)
 		if (m != 0 || *p != '0')
 			sig++;
 		if (sig > INT_DIGITS_MAX)
-			return -1;
+			huge = 1;
+		if (huge)
+			continue;
 		m = m * 10 + (uint64_t)(*p - '0');
 		nonzero |= *p != '0';
 	}
@@ -72,8 +74,10 @@ duration_parse(const char *s, double *seconds)
 		v = (double)m / (scale * 1000);
 	else
 		v = (double)m * units[i].unit / scale;
+	if (huge || v > DURATION_MAX)
+		return -2;
 	/* a positive value too small for a double must not read as "0 = off" */
-	if (v > DURATION_MAX || (nonzero && v == 0))
+	if (nonzero && v == 0)
 		return -1;
 	*seconds = v;
 	return 0;

@@ -114,11 +114,24 @@ remap(const struct options *o, int code)
 	}
 }
 
+/* One line whatever the message quotes: control bytes are escaped. */
 static int
 usage_error(const char *msg)
 {
-	fprintf(stderr, "cbexec: %s\nTry 'cbexec --help' for more "
-	    "information.\n", msg);
+	const unsigned char *p;
+
+	fputs("cbexec: ", stderr);
+	for (p = (const unsigned char *)msg; *p != '\0'; p++) {
+		if (*p == '\n')
+			fputs("\\n", stderr);
+		else if (*p == '\t')
+			fputs("\\t", stderr);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			putc(*p, stderr);
+	}
+	fputs("\nTry 'cbexec --help' for more information.\n", stderr);
 	return CB_EXIT_ERROR;
 }
 

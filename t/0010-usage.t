@@ -20,9 +20,16 @@ bad() {	# bad DESC ARGS... : exit 125, one line naming the problem
 PATTERN='no COMMAND'; bad "no command"
 PATTERN="unknown option '--frobnicate'"; bad "unknown option" --frobnicate -- true
 PATTERN="needs a value"; bad "missing value" --timeout
-for d in 42D -1 1e3 abc 1.5S 1..2 '' ' 1' 0x10 inf 3650d1 400000000 10.5x; do
+for d in 42D -1 1e3 abc 1.5S 1..2 '' ' 1' 0x10 inf 3650d1 10.5x; do
 	PATTERN="invalid duration.*--timeout"; bad "duration '$d'" --timeout "$d" -- true
 done
+for d in 400000000 3651d 87700h; do
+	PATTERN="'$d' for --timeout is over the limit of 10 years"
+	bad "duration '$d' too long" --timeout "$d" -- true
+done
+PATTERN="ambiguous option '--stat' \(--state, --status\)"; bad "ambiguous abbreviation" --stat
+PATTERN="option '--no-prompt' takes no value"; bad "value for a flag" --no-prompt=yes -- true
+PATTERN="invalid CIRCUIT '.hidden'"; bad "bad CIRCUIT argument" --status .hidden
 PATTERN="invalid duration.*--budget"; bad "bad budget" --budget 5y -- true
 PATTERN="invalid duration.*--kill-after"; bad "bad kill-after" -k -2 -- true
 PATTERN="invalid signal 'FOO'"; bad "bad signal" --signal FOO -- true
@@ -55,4 +62,10 @@ mkdir -p sub
 ok "$(test -f sub/st.json; echo $?)" "-C: relative --state lands in DIR"
 err=$("$CBEXEC" -C nowhere -- true 2>&1); is "$?" 125 "-C missing dir: 125"
 like "$err" "nowhere" "-C missing dir: names it"
+# A value with control bytes in it still makes a one-line message.
+nl='
+'
+"$CBEXEC" -t "1${nl}rm -rf" -- true 2>err; is "$?" 125 "newline in a value: 125"
+is "$(wc -l <err | tr -d ' ')" 2 "newline in a value: the message stays one line (+ the --help pointer)"
+like "$(head -1 err)" '1\\nrm -rf' "newline in a value: shown escaped"
 done_testing
