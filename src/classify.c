@@ -328,13 +328,10 @@ classify(const struct rule *rules, size_t n_rules,
 		goto found;
 	}
 	cls = CB_CLASS_RECOVERABLE;
-	if (f->signo != 0 && !f->signalled_by_us) {
-		type = "killed";
-		msg = strdup(fallback);
-	} else {
-		type = "unknown";
-		msg = last_line(&err, fallback);
-	}
+	/* No row matched a line: the message is stderr's last line, or
+	 * the signal or status when stderr has none (SPEC §4). */
+	type = f->signo != 0 && !f->signalled_by_us ? "killed" : "unknown";
+	msg = last_line(&err, fallback);
 
 found:
 	if (msg == NULL)

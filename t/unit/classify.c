@@ -521,8 +521,11 @@ test_signals(void)
 	check("SIGSEGV not sent by us", NULL, 0, &f, CB_CLASS_RECOVERABLE,
 	    "killed", "killed by signal SIGSEGV");
 	f = signalled(SIGKILL, 0, 0, "loading\n");
-	check("SIGKILL (OOM killer)", NULL, 0, &f, CB_CLASS_RECOVERABLE,
-	    "killed", "killed by signal SIGKILL");
+	check("SIGKILL (OOM killer): stderr's last line is the message", NULL,
+	    0, &f, CB_CLASS_RECOVERABLE, "killed", "loading");
+	f = signalled(SIGKILL, 0, 0, "\n  \n");
+	check("SIGKILL with a blank stderr: the signal is the message", NULL,
+	    0, &f, CB_CLASS_RECOVERABLE, "killed", "killed by signal SIGKILL");
 	f = signalled(SIGABRT, 0, 0, "x.c:3: error: assertion\n");
 	check("a stderr row beats killed", NULL, 0, &f, CB_CLASS_RECOVERABLE,
 	    "build_error", "x.c:3: error: assertion");
