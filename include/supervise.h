@@ -57,6 +57,12 @@ void sup_result_free(struct sup_result *res);
  */
 int sup_sleep(double seconds, double deadline);
 
+/*
+ * Wait until fd has input: 1, or 0 when an operator signal came first (so
+ * a prompt never outlives SIGINT, SIGTERM, SIGHUP or SIGQUIT).
+ */
+int sup_wait_readable(int fd);
+
 /* The operator signal (INT, TERM, HUP, QUIT) cbexec received, or 0. */
 int sup_aborted(void);
 

@@ -1,29 +1,69 @@
 /*
  * The menu shown on a terminal when the circuit opens (SPEC §5).  Reads
  * one line at a time from stdin; anything unrecognised asks again, EOF is
- * Abort.  Only called when stdin and stderr are terminals.
+ * Abort, and so is an operator signal while it waits (SIGINT, SIGTERM,
+ * SIGHUP, SIGQUIT: the wait runs on the event loop, which sees them).
+ * Only called when stdin and stderr are terminals.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "driver.h"
+#include "supervise.h"
 
+/* Longer lines are cut here (guidance is cut shorter still). */
+#define LINE_MAX_BYTES (64 * 1024)
+
+/* One line from the terminal without its newline; NULL on EOF, on an
+ * operator signal or when out of memory.  A terminal in canonical mode
+ * hands over a line per read, so nothing after the newline is lost. */
 static char *
 read_line(void)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char *line = NULL, *nl = NULL, chunk[4096];
+	size_t n = 0;
+	ssize_t r;
 
-	if ((n = getline(&line, &cap, stdin)) == -1) {
-		free(line);
-		return NULL;
+	for (;;) {
+		if (!sup_wait_readable(STDIN_FILENO))
+			goto none;
+		if ((r = read(STDIN_FILENO, chunk, sizeof(chunk))) == -1 &&
+		    (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0) {
+			if (n == 0)
+				goto none;
+			break;
+		}
+		if (n < LINE_MAX_BYTES) {
+			size_t take = (size_t)r;
+			char *p;
+
+			if (take > LINE_MAX_BYTES - n)
+				take = LINE_MAX_BYTES - n;
+			if ((p = realloc(line, n + take + 1)) == NULL)
+				goto none;
+			line = p;
+			memcpy(line + n, chunk, take);
+			n += take;
+			line[n] = '\0';
+		}
+		if (memchr(chunk, '\n', (size_t)r) != NULL)
+			break;
 	}
-	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = '\0';
+	if ((nl = memchr(line, '\n', n)) != NULL)
+		n = (size_t)(nl - line);
+	while (n > 0 && line[n - 1] == '\r')
+		n--;
+	line[n] = '\0';
 	return line;
+none:
+	free(line);
+	return NULL;
 }
 
 int

@@ -247,6 +247,26 @@ fail:
 }
 
 static void
+on_readable(struct ev_loop *l, ev_io *w, int revents)
+{
+	ev_break(l, EVBREAK_ONE);
+}
+
+int
+sup_wait_readable(int fd)
+{
+	ev_io w;
+
+	if (aborted)
+		return 0;
+	ev_io_init(&w, on_readable, fd, EV_READ);
+	ev_io_start(sup_loop, &w);
+	ev_run(sup_loop, 0);
+	ev_io_stop(sup_loop, &w);
+	return !aborted;
+}
+
+static void
 on_sleep(struct ev_loop *l, ev_timer *w, int revents)
 {
 	ev_break(sup_loop, EVBREAK_ONE);

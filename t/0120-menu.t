@@ -43,6 +43,23 @@ is "$(tail -1 g)" "G=split the feature" "the next run sees CBEXEC_GUIDANCE"
 tty 'r\n' --state np.json --no-prompt -- false
 is "$rc" 120 "--no-prompt: no menu, 120"
 
+# An operator signal at the prompt aborts at once (122, state saved), as it
+# does during a run: the terminal stays open (sleep holds script's stdin),
+# so neither input nor EOF ends the menu.
+has_prompt() { grep -q 'guidance) >' screen.sig 2>/dev/null; }
+has_rc() { [ -s rc.sig ]; }
+for sig in TERM INT HUP; do
+	rm -f screen.sig rc.sig cb.pid
+	sh -c 'echo $$ > feeder.pid; exec sleep 10' | timeout 20 script -qec "sh -c 'echo \$\$ > cb.pid; exec $CBEXEC -q --progress exit --no-progress-threshold 1 --half-open-after 1 --state sig$sig.json -- false'; echo \"rc=\$?\" > rc.sig" /dev/null > screen.sig 2>&1 &
+	bg=$!
+	poll_until 10 has_prompt
+	kill -"$sig" "$(cat cb.pid)"
+	poll_until 3 has_rc; ok $? "SIG$sig at the prompt: cbexec ends at once"
+	is "$(sed -n 's/^rc=//p' rc.sig)" 122 "SIG$sig at the prompt: 122"
+	is "$(jget sig$sig.json outcome)" ABORT "SIG$sig at the prompt: outcome ABORT saved"
+	kill "$(cat feeder.pid)" 2>/dev/null; wait "$bg" 2>/dev/null
+done
+
 # Without a terminal nothing is read.
 echo r | "$CBEXEC" -q --state nt.json --progress exit --no-progress-threshold 1 --half-open-after 1 -- false 2>/dev/null
 is "$?" 120 "no terminal: 120 at once"
