@@ -16,9 +16,10 @@ struct cJSON;
 
 /*
  * Load path into *s (which must not be initialised).  A missing file gives
- * a fresh CLOSED state named name and returns 1.  Corrupt, unreadable,
- * newer version, wrong types, or a symlink without follow_symlinks: -1.
- * Loading moves no counter.
+ * a fresh CLOSED state named name and returns 1.  Corrupt, unreadable or
+ * wrong types: -1 (a reset may move such a file aside).  A version newer
+ * than this cbexec's, or a symlink without follow_symlinks: -2 (refused,
+ * never moved aside).  Loading moves no counter.
  */
 int state_load(const char *path, int follow_symlinks, const char *name,
     struct cb_state *s, char *err, size_t errlen);
@@ -37,7 +38,7 @@ char *state_text(const struct cb_state *s);
 /* The same, parsed into a cJSON object (caller frees). */
 struct cJSON *state_to_json(const struct cb_state *s);
 /* Fill *s from a cJSON object parsed from valid UTF-8 (state_load
- * checks); -1 with a reason on a bad field. */
+ * checks); -1 with a reason on a bad field, -2 for a newer version. */
 int state_from_json(const struct cJSON *j, struct cb_state *s,
     char *err, size_t errlen);
 /* n history events as a JSON array, one per line, ending in a newline

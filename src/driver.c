@@ -242,7 +242,7 @@ driver_run(struct options *o, const struct circuit *c)
 		return CB_EXIT_ERROR;
 	}
 	if (state_load(c->path, o->follow_symlinks, o->name, &v.s, err,
-	    sizeof(err)) == -1) {
+	    sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		close(lock);
 		return CB_EXIT_ERROR;

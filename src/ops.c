@@ -89,7 +89,7 @@ load(const struct options *o, const struct circuit *c, struct cb_state *s)
 	char err[512];
 
 	if (state_load(c->path, o->follow_symlinks, o->name, s, err,
-	    sizeof(err)) == -1) {
+	    sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
@@ -147,18 +147,19 @@ operate(const struct options *o, const struct circuit *c, int reset)
 	struct reporter rep;
 	char err[512], err2[512], aside[4200];
 	const char *user = getenv("USER");
-	int fd, rc = CB_EXIT_ERROR, i;
+	int fd, rc = CB_EXIT_ERROR, i, ld;
 
 	if ((fd = lock(c, err, sizeof(err))) < 0)
 		return fd == -2 ? CB_EXIT_BUSY : CB_EXIT_ERROR;
-	if (state_load(c->path, o->follow_symlinks, o->name, &s, err,
-	    sizeof(err)) == -1) {
+	if ((ld = state_load(c->path, o->follow_symlinks, o->name, &s, err,
+	    sizeof(err))) < 0) {
 		/* A corrupt file is never silently replaced: a reset is the
-		 * operator's explicit word, and even then it is kept. */
-		if (!reset || state_move_aside(c->path, wall_now(), aside,
-		    sizeof(aside), err2, sizeof(err2)) == -1) {
+		 * operator's explicit word, and even then it is kept.  A
+		 * symlink or a newer version's file is not corrupt: refused. */
+		if (!reset || ld == -2 || state_move_aside(c->path, wall_now(),
+		    aside, sizeof(aside), err2, sizeof(err2)) == -1) {
 			fprintf(stderr, "cbexec: %s\n", err);
-			if (reset)
+			if (reset && ld != -2)
 				fprintf(stderr, "cbexec: %s\n", err2);
 			close(fd);
 			return CB_EXIT_ERROR;

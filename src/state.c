@@ -217,11 +217,12 @@ state_load(const char *path, int follow_symlinks, const char *name,
 			}
 			return 1;
 		}
-		if (errno == ELOOP && !follow_symlinks)
+		if (errno == ELOOP && !follow_symlinks) {
 			snprintf(err, errlen, "%s: is a symbolic link "
 			    "(use --follow-symlinks)", path);
-		else
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return -2;
+		}
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (read_all(fd, path, &buf, &len, err, errlen) == -1) {
@@ -261,9 +262,9 @@ state_load(const char *path, int follow_symlinks, const char *name,
 	buf = NULL;
 	rc = state_from_json(j, s, why, sizeof(why));
 	arena_drop();
-	if (rc == -1) {
+	if (rc < 0) {
 		snprintf(err, errlen, "%s: %s", path, why);
-		return -1;
+		return rc;
 	}
 	if (s->name == NULL && name != NULL &&
 	    (s->name = strdup(name)) == NULL) {

@@ -177,7 +177,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	if (d > STATE_VERSION) {
 		snprintf(err, errlen, "state version %d is newer than this "
 		    "cbexec supports (%d)", (int)d, STATE_VERSION);
-		return -1;
+		return -2;
 	}
 	s->version = (int)d;
 
@@ -304,13 +304,15 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 int
 state_from_json(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 {
+	int rc;
+
 	if (breaker_init(s, NULL) == -1) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (load_fields(j, s, err, errlen) == -1) {
+	if ((rc = load_fields(j, s, err, errlen)) < 0) {
 		breaker_free(s);
-		return -1;
+		return rc;
 	}
 	return 0;
 }

@@ -28,6 +28,10 @@ like "$err" "iteration" "bad field type: names the field"
 echo '{"version": 99, "state": "CLOSED"}' > new.json
 err=$(cb --state new.json -- true 2>&1); is "$?" 125 "newer version refused: 125"
 like "$err" "version" "newer version: says so"
+cp new.json new.orig
+err=$("$CBEXEC" --reset-circuit --state new.json 2>&1); is "$?" 125 "--reset-circuit on a newer version: refused, 125"
+cmp -s new.json new.orig; ok $? "--reset-circuit on a newer version: file unchanged"
+ok "$(! ls new.json.corrupt-* >/dev/null 2>&1; echo $?)" "--reset-circuit on a newer version: nothing moved aside"
 err=$("$CBEXEC" --reset-circuit --state bad.json 2>&1); is "$?" 0 "--reset-circuit on corrupt: 0"
 like "$err" "corrupt-" "--reset-circuit says where it moved it"
 ls bad.json.corrupt-* >/dev/null 2>&1; ok $? "corrupt file moved aside"
@@ -42,6 +46,11 @@ like "$(cat err)" "symbolic link" "symlink: says so"
 cb --state link.json --follow-symlinks -- true; is "$?" 0 "--follow-symlinks accepts it"
 ok "$(test -L link.json; echo $?)" "the link is still a link"
 is "$(jget real.json iteration)" 2 "the target was updated"
+"$CBEXEC" --reset-circuit --state link.json 2>err; is "$?" 125 "--reset-circuit on a symlink: refused, 125"
+like "$(cat err)" "symbolic link" "--reset-circuit on a symlink: says so"
+ok "$(test -L link.json; echo $?)" "--reset-circuit on a symlink: the link is left alone"
+"$CBEXEC" --reset-circuit --follow-symlinks --state link.json 2>/dev/null; is "$?" 0 "--reset-circuit --follow-symlinks: resets through it"
+ok "$(test -L link.json; echo $?)" "--reset-circuit --follow-symlinks: still a link"
 
 # BUSY: a second cbexec on the same circuit exits 123 at once.
 rm -f ready

@@ -493,8 +493,8 @@ test_version(void)
 	char want[600];
 
 	write_str(P("v2.json"), "{\"version\":2,\"state\":\"CLOSED\"}");
-	is_int(state_load(P("v2.json"), 0, NULL, &s, err, sizeof(err)), -1,
-	    "version 2: refused");
+	is_int(state_load(P("v2.json"), 0, NULL, &s, err, sizeof(err)), -2,
+	    "version 2: refused (-2: not corrupt, never moved aside)");
 	snprintf(want, sizeof(want), "%s: state version 2 is newer than this "
 	    "cbexec supports (1)", P("v2.json"));
 	is_str(err, want, "version 2: message");
@@ -597,8 +597,8 @@ test_symlink(void)
 	if (symlink("real.json", P("link.json")) == -1)
 		perror("symlink");
 
-	is_int(state_load(P("link.json"), 0, NULL, &s, err, sizeof(err)), -1,
-	    "symlink: load refused without follow");
+	is_int(state_load(P("link.json"), 0, NULL, &s, err, sizeof(err)), -2,
+	    "symlink: load refused without follow (-2: never moved aside)");
 	ok(contains(err, "link.json: is a symbolic link (use "
 	    "--follow-symlinks)"), "symlink: message");
 	is_int(state_load(P("link.json"), 1, NULL, &s, err, sizeof(err)), 0,
