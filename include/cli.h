@@ -84,7 +84,8 @@ int cli_parse(struct options *o, int argc, char **argv, char *err, size_t len);
 /*
  * Set the option with long name key (a config key: '_' for '-') from a
  * string value, if nothing of higher precedence set it.  Returns 0, 1 when
- * key names no option, -1 with a message for a bad value.
+ * key names no option, -1 with a message for a bad value or for an option
+ * a config file may not set (the circuit, the config, the commands).
  */
 int cli_apply(struct options *o, const char *key, const char *value,
     enum origin from, char *err, size_t len);

@@ -232,8 +232,11 @@ cli_apply(struct options *o, const char *key, const char *value,
 	const struct opt *op = find_key(key);
 
 	err[0] = '\0';
-	if (op == NULL || (from == FROM_CONFIG && NOT_IN_CONFIG(op->id)))
+	if (op == NULL)
 		return 1;
+	if (from == FROM_CONFIG && NOT_IN_CONFIG(op->id))
+		return errf(err, len, "cannot be set in a config file "
+		    "(give it on the command line)");
 	return apply(o, op, value, from, err, len);
 }
 

@@ -8,6 +8,9 @@ mkdir -p .cbexec
 echo '{"no_progres_threshold": 4}' > .cbexec/config.json
 err=$(cb -- true 2>&1); is "$?" 125 "unknown key: 125"
 like "$err" "no_progres_threshold" "unknown key: named"
+echo '{"name": "other"}' > .cbexec/config.json
+err=$(cb -- true 2>&1); is "$?" 125 "a key that picks the circuit: 125"
+like "$err" "key 'name': cannot be set in a config file" "a key that picks the circuit: says why"
 echo '{"timeout": "5 minutes"}' > .cbexec/config.json
 err=$(cb -- true 2>&1); is "$?" 125 "bad value: 125"
 like "$err" "timeout" "bad value: names the key"
