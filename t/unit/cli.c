@@ -94,7 +94,9 @@ main(void)
 	is_int(cli_apply(&o, "no_such_key", "1", FROM_CONFIG, err,
 	    sizeof(err)), 1, "unknown key: 1");
 	is_int(cli_apply(&o, "state", "x.json", FROM_CONFIG, err,
-	    sizeof(err)), 1, "state is not a config key");
+	    sizeof(err)), -1, "state is not a config key: refused");
+	ok(strstr(err, "cannot be set in a config file") != NULL,
+	    "state is not a config key: says why");
 	options_free(&o);
 
 	/* Signals. */
