@@ -21,30 +21,23 @@ accepts(const char *s, double want)
 		printf("#   got %.17g\n", got);
 }
 
+/* s is refused with rc: -1 malformed, -2 well-formed but over ten years
+ * (so the message can say so); the output is left alone either way. */
 static void
-rejects(const char *s)
+refused(const char *s, int rc)
 {
 	char desc[128];
 	double got = 12345;
 
-	snprintf(desc, sizeof(desc), "\"%s\" is rejected", s);
-	is_int(duration_parse(s, &got), -1, desc);
+	snprintf(desc, sizeof(desc), "\"%s\" is %s", s,
+	    rc == -2 ? "over the limit" : "rejected");
+	is_int(duration_parse(s, &got), rc, desc);
 	snprintf(desc, sizeof(desc), "\"%s\" leaves the output alone", s);
 	ok(got == 12345, desc);
 }
 
-/* Well-formed but over ten years: -2, so the message can say so. */
-static void
-too_long(const char *s)
-{
-	char desc[128];
-	double got = 12345;
-
-	snprintf(desc, sizeof(desc), "\"%s\" is over the limit", s);
-	is_int(duration_parse(s, &got), -2, desc);
-	snprintf(desc, sizeof(desc), "\"%s\" leaves the output alone", s);
-	ok(got == 12345, desc);
-}
+#define rejects(s) refused((s), -1)
+#define too_long(s) refused((s), -2)
 
 static void
 formats(double secs, const char *want)
