@@ -14,8 +14,9 @@ int errf(char *err, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A whole decimal number in [min, max]; 0 / -1. */
 int parse_long(const char *s, long min, long max, long *out);
-/* "0,75" -> codes, each 0..255; 0 / -1. */
+/* 1 when the comma-separated list s has no empty item, else 0. */
 int list_well_formed(const char *s);
+/* "0,75" -> codes, each 0..255; 0 / -1. */
 int parse_codes(const char *s, struct codes *c);
 /* N, or N with k/K or m/M (KiB, MiB), at most 64 MiB; 0 / -1. */
 int parse_size(const char *s, size_t *out);
