@@ -32,6 +32,7 @@ struct run_report {
 	int signo;
 	int timed_out;
 	int progress;
+	int ignored;			/* its code is in --ignore-exit-codes */
 	const struct classification *c;
 };
 

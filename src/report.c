@@ -236,7 +236,11 @@ report_run(struct reporter *r, const struct run_report *rr)
 		if (!failed && r->verbosity > 0)
 			snprintf(tail, sizeof(tail), " (%s)",
 			    rr->progress ? "progress" : "no progress");
-		if (failed)
+		if (rr->ignored)
+			say(r, NULL, "run %ld %s after %.2fs: ignored "
+			    "(--ignore-exit-codes)", rr->iteration, how,
+			    rr->duration);
+		else if (failed)
 			say(r, NULL, "run %ld %s after %.2fs: %s %s%s%s",
 			    rr->iteration, how, rr->duration,
 			    class_name(c->cls), c->type,
@@ -267,6 +271,8 @@ report_run(struct reporter *r, const struct run_report *rr)
 	add_str(o, "message", msg);
 	free(msg);
 	cJSON_AddBoolToObject(o, "progress", rr->progress != 0);
+	if (rr->ignored)
+		cJSON_AddTrueToObject(o, "ignored");
 	log_put(r, o);
 }
 

@@ -315,6 +315,7 @@ one_run(struct inv *v, int *code, int *failed)
 	rr.signo = r.signo;
 	rr.timed_out = r.timed_out;
 	rr.progress = progress;
+	rr.ignored = run.ignored;
 	rr.c = &c;
 	report_run(&v->rep, &rr);
 	/* The hook sees the counters that caused the transition. */

@@ -121,4 +121,6 @@ it=$(jget "$ST" iteration)
 cb --ignore-exit-codes 3 -n 4 -- sh -c 'exit 3'; is "$?" 3 "ignored exit code passes through"
 is "$(jget "$ST" no_progress_count)" 0 "ignored runs move no counter"
 is "$(jget "$ST" iteration)" $((it + 4)) "ignored runs still count in iteration"
+"$CBEXEC" --no-prompt --name nightly --progress exit --ignore-exit-codes 3 -- sh -c 'exit 3' 2>err
+like "$(cat err)" "run [0-9]+ exited 3 after [0-9.]+s: ignored \(--ignore-exit-codes\)" "an ignored run's log line says so"
 done_testing
