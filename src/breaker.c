@@ -2,10 +2,10 @@
  * The circuit breaker (SPEC §4) as pure functions over struct cb_state.
  *
  * breaker_admit() is rule 5 (before a run), breaker_record() rules 1-4 and
- * the trial half of rule 5 (after a run), breaker_reset()/breaker_trip()
- * rule 6.  Each appends what it did to the bounded history and reports the
- * transitions in a struct cb_result so the caller can log and alert; none
- * reads the clock, touches a file or prints.
+ * the trial half of rule 5 (after a run); rule 6, breaker_reset() and
+ * breaker_trip(), is in operator.c.  Each appends what it did to the
+ * bounded history and reports the transitions in a struct cb_result so the
+ * caller can log and alert; none reads the clock, touches a file or prints.
  *
  * breaker_record() first moves the counters (rules 1 and 2) and logs the
  * run, then decides at most one path: a fatal run opens the circuit at once;
@@ -23,7 +23,7 @@
 
 #include <cJSON.h>
 
-#include "breaker.h"
+#include "breaker_int.h"
 
 
 /* classify.c owns class_name(); a copy keeps this module free-standing. */
@@ -57,12 +57,8 @@ copy_utf8(char *dst, size_t n, const char *src)
 	dst[len] = '\0';
 }
 
-/* A malloc'd formatted string, or NULL on ENOMEM. */
-#ifdef __GNUC__
-__attribute__((format(printf, 1, 2)))
-#endif
-static char *
-fmt(const char *f, ...)
+char *
+brk_fmt(const char *f, ...)
 {
 	va_list ap;
 	char *p;
@@ -79,8 +75,8 @@ fmt(const char *f, ...)
 	return p;
 }
 
-static void
-set_str(char **dst, const char *src)
+void
+brk_set_str(char **dst, const char *src)
 {
 	char *p = dup_or_null(src);
 
@@ -109,8 +105,8 @@ reached(int count, int threshold)
 	return threshold > 0 && count >= threshold;
 }
 
-static void
-event_init(struct cb_event *e, const struct cb_state *s,
+void
+brk_event_init(struct cb_event *e, const struct cb_state *s,
     enum cb_event_kind kind, double now, const char *reason, const char *user)
 {
 	memset(e, 0, sizeof(*e));
@@ -125,8 +121,8 @@ event_init(struct cb_event *e, const struct cb_state *s,
 	e->user = (char *)(uintptr_t)user;
 }
 
-static void
-add_transition(struct cb_result *res, enum cb_circuit from,
+void
+brk_add_transition(struct cb_result *res, enum cb_circuit from,
     enum cb_circuit to, const char *reason)
 {
 	struct cb_transition *t;
@@ -140,15 +136,15 @@ add_transition(struct cb_result *res, enum cb_circuit from,
 }
 
 /* Move to state to, reporting it in res and in the history. */
-static void
-transition(struct cb_state *s, const struct cb_limits *l,
+void
+brk_transition(struct cb_state *s, const struct cb_limits *l,
     struct cb_result *res, enum cb_circuit to, const char *reason,
     const char *user, double now)
 {
 	struct cb_event e;
 
-	add_transition(res, s->state, to, reason);
-	event_init(&e, s, EV_STATE_CHANGE, now, reason, user);
+	brk_add_transition(res, s->state, to, reason);
+	brk_event_init(&e, s, EV_STATE_CHANGE, now, reason, user);
 	e.from = (int)s->state;
 	e.to = (int)to;
 	breaker_add_event(s, l->history_size, &e);
@@ -159,9 +155,9 @@ static void
 open_circuit(struct cb_state *s, const struct cb_limits *l,
     struct cb_result *res, const char *reason, double now)
 {
-	transition(s, l, res, CB_OPEN, reason, NULL, now);
+	brk_transition(s, l, res, CB_OPEN, reason, NULL, now);
 	s->opened_at = now;
-	set_str(&s->open_reason, reason);
+	brk_set_str(&s->open_reason, reason);
 	s->total_opens++;
 	s->trials_left = 0;
 }
@@ -171,10 +167,10 @@ static void
 half_open(struct cb_state *s, const struct cb_limits *l,
     struct cb_result *res, double now)
 {
-	char *why = fmt("No progress detected for %d iterations",
+	char *why = brk_fmt("No progress detected for %d iterations",
 	    s->no_progress_count);
 
-	transition(s, l, res, CB_HALF_OPEN, why, NULL, now);
+	brk_transition(s, l, res, CB_HALF_OPEN, why, NULL, now);
 	free(why);
 }
 
@@ -198,8 +194,8 @@ count_run(struct cb_state *s, const struct cb_run *run)
 		s->consecutive_errors = 0;
 		s->same_error_count = 0;
 		s->same_task_failures = 0;
-		set_str(&s->last_error_hash, NULL);
-		set_str(&s->last_failed_task, NULL);
+		brk_set_str(&s->last_error_hash, NULL);
+		brk_set_str(&s->last_failed_task, NULL);
 		return;
 	}
 	s->consecutive_errors++;
@@ -211,7 +207,7 @@ count_run(struct cb_state *s, const struct cb_run *run)
 			s->same_error_count++;
 		} else {
 			s->same_error_count = 1;
-			set_str(&s->last_error_hash,
+			brk_set_str(&s->last_error_hash,
 			    run->hash != NULL && *run->hash != '\0' ?
 			    run->hash : NULL);
 		}
@@ -221,14 +217,14 @@ count_run(struct cb_state *s, const struct cb_run *run)
 				s->same_task_failures++;
 			} else {
 				s->same_task_failures = 1;
-				set_str(&s->last_failed_task, task);
+				brk_set_str(&s->last_failed_task, task);
 			}
 		}
 	}
 	copy_utf8(s->last_error.cls, sizeof(s->last_error.cls),
 	    (unsigned)run->cls < CB_CLASS_COUNT ? class_names[run->cls] : "");
 	copy_utf8(s->last_error.type, sizeof(s->last_error.type), run->type);
-	set_str(&s->last_error.message, run->message);
+	brk_set_str(&s->last_error.message, run->message);
 	s->last_error.exit_code = run->exit_code;
 }
 
@@ -239,13 +235,13 @@ log_run(struct cb_state *s, const struct cb_limits *l,
 	struct cb_event e;
 
 	if (run->cls != CB_CLASS_SUCCESS) {
-		event_init(&e, s, EV_ERROR, now, run->message, NULL);
+		brk_event_init(&e, s, EV_ERROR, now, run->message, NULL);
 		copy_utf8(e.cls, sizeof(e.cls),
 		    (unsigned)run->cls < CB_CLASS_COUNT ?
 		    class_names[run->cls] : "");
 		copy_utf8(e.type, sizeof(e.type), run->type);
 	} else {
-		event_init(&e, s, EV_PROGRESS, now,
+		brk_event_init(&e, s, EV_PROGRESS, now,
 		    run->progress ? "progress" : "no progress", NULL);
 	}
 	e.progress = run->progress ? 1 : 0;
@@ -263,7 +259,7 @@ trial(struct cb_state *s, const struct cb_limits *l,
 	if (run->progress || run->cls == CB_CLASS_SUCCESS) {
 		s->trials_left = 0;
 		s->cooldown = 0;
-		transition(s, l, res, CB_CLOSED, "Trial run succeeded", NULL,
+		brk_transition(s, l, res, CB_CLOSED, "Trial run succeeded", NULL,
 		    now);
 		return;
 	}
@@ -290,20 +286,20 @@ check_trip(struct cb_state *s, const struct cb_limits *l, double now,
 	if (reached(s->same_error_count, l->same_error)) {
 		msg = s->last_error.message != NULL ?
 		    s->last_error.message : s->last_error.type;
-		why = fmt("Same error %d times: %s", s->same_error_count, msg);
+		why = brk_fmt("Same error %d times: %s", s->same_error_count, msg);
 	} else if (s->last_failed_task != NULL &&
 	    reached(s->same_task_failures, l->max_retries)) {
-		why = fmt("Task %s failed %d times in a row",
+		why = brk_fmt("Task %s failed %d times in a row",
 		    s->last_failed_task, s->same_task_failures);
 	} else if (reached(s->no_progress_count, l->no_progress)) {
 		out = OUT_OPEN;
 		if (s->state == CB_CLOSED && l->half_open_after > 0)
 			half_open(s, l, res, now);
-		why = fmt("No progress for %d iterations",
+		why = brk_fmt("No progress for %d iterations",
 		    s->no_progress_count);
 	} else if (reached(s->consecutive_errors, l->max_consecutive_errors)) {
 		out = OUT_OPEN;
-		why = fmt("%d consecutive errors", s->consecutive_errors);
+		why = brk_fmt("%d consecutive errors", s->consecutive_errors);
 	} else {
 		return;
 	}
@@ -329,8 +325,8 @@ breaker_admit(struct cb_state *s, const struct cb_limits *l, double now,
 	    now - s->opened_at < cooldown)
 		return 0;
 	fmt_secs(secs, sizeof(secs), cooldown);
-	why = fmt("Cooldown of %ss passed", secs);
-	transition(s, l, res, CB_HALF_OPEN, why, NULL, now);
+	why = brk_fmt("Cooldown of %ss passed", secs);
+	brk_transition(s, l, res, CB_HALF_OPEN, why, NULL, now);
 	free(why);
 	s->trials_left = l->half_open_trials > 0 ? l->half_open_trials : 1;
 	s->updated_at = now;
@@ -368,7 +364,7 @@ breaker_record(struct cb_state *s, const struct cb_limits *l,
 
 	if (run->cls == CB_CLASS_FATAL) {
 		if (s->state != CB_OPEN) {
-			why = fmt("fatal: %s", run->type != NULL &&
+			why = brk_fmt("fatal: %s", run->type != NULL &&
 			    *run->type != '\0' ? run->type : "unknown");
 			open_circuit(s, l, res, why, now);
 			free(why);
@@ -384,101 +380,9 @@ breaker_record(struct cb_state *s, const struct cb_limits *l,
 		return;
 	}
 	if (s->state == CB_HALF_OPEN && run->progress)
-		transition(s, l, res, CB_CLOSED, "Progress detected", NULL, now);
+		brk_transition(s, l, res, CB_CLOSED, "Progress detected", NULL, now);
 	if (s->state == CB_CLOSED &&
 	    reached(s->no_progress_count, l->half_open_after))
 		half_open(s, l, res, now);
 	check_trip(s, l, now, res);
-}
-
-void
-breaker_reset(struct cb_state *s, const struct cb_limits *l,
-    const char *reason, const char *user, double now, struct cb_result *res)
-{
-	struct cb_event e;
-
-	if (reason == NULL || *reason == '\0')
-		reason = "reset by operator";
-	res->n = 0;
-	res->outcome = OUT_OK;
-	event_init(&e, s, EV_RESET, now, reason, user);
-	if (s->state != CB_CLOSED) {
-		add_transition(res, s->state, CB_CLOSED, reason);
-		e.from = (int)s->state;
-		e.to = CB_CLOSED;
-	}
-	breaker_add_event(s, l->history_size, &e);
-
-	s->state = CB_CLOSED;
-	s->no_progress_count = 0;
-	s->same_error_count = 0;
-	s->consecutive_errors = 0;
-	s->same_task_failures = 0;
-	set_str(&s->last_failed_task, NULL);
-	set_str(&s->last_error_hash, NULL);
-	s->opened_at = -1;
-	set_str(&s->open_reason, NULL);
-	s->tripped = 0;
-	s->trials_left = 0;
-	s->cooldown = 0;
-	s->outcome = OUT_OK;
-	s->updated_at = now;
-}
-
-void
-breaker_trip(struct cb_state *s, const struct cb_limits *l,
-    const char *reason, const char *user, double now, struct cb_result *res)
-{
-	struct cb_event e;
-	char *why = NULL;
-	const char *r = "tripped by operator";
-
-	res->n = 0;
-	res->outcome = OUT_OPEN;
-	if (reason != NULL && *reason != '\0' &&
-	    (why = fmt("%s: %s", r, reason)) != NULL)
-		r = why;
-	if (s->state != CB_OPEN) {
-		transition(s, l, res, CB_OPEN, r, user, now);
-		s->opened_at = now;
-		s->total_opens++;
-	} else {
-		/* Already open: no new opening, but the operator's act and
-		 * reason still belong in the history. */
-		event_init(&e, s, EV_STATE_CHANGE, now, r, user);
-		e.from = e.to = CB_OPEN;
-		breaker_add_event(s, l->history_size, &e);
-	}
-	set_str(&s->open_reason, r);
-	s->tripped = 1;
-	s->trials_left = 0;
-	s->updated_at = now;
-	free(why);
-}
-
-void
-breaker_skip(struct cb_state *s, const struct cb_limits *l,
-    const char *phase, const char *user, double now)
-{
-	struct cb_event e;
-	char **p, *why;
-	size_t i;
-
-	for (i = 0; phase != NULL && i < s->n_skipped; i++)
-		if (strcmp(s->skipped_phases[i], phase) == 0)
-			break;
-	if (phase != NULL && i == s->n_skipped) {
-		p = realloc(s->skipped_phases, (s->n_skipped + 1) * sizeof(*p));
-		if (p != NULL) {
-			s->skipped_phases = p;
-			if ((p[s->n_skipped] = strdup(phase)) != NULL)
-				s->n_skipped++;
-		}
-	}
-	why = phase != NULL ? fmt("skipped phase %s", phase) : NULL;
-	event_init(&e, s, EV_SKIP, now, why != NULL ? why : "skipped phase",
-	    user);
-	breaker_add_event(s, l->history_size, &e);
-	free(why);
-	s->updated_at = now;
 }
