@@ -259,6 +259,9 @@ trial(struct cb_state *s, const struct cb_limits *l,
 	if (run->progress || run->cls == CB_CLASS_SUCCESS) {
 		s->trials_left = 0;
 		s->cooldown = 0;
+		/* CLOSED again: no opening is current any more. */
+		s->opened_at = -1;
+		brk_set_str(&s->open_reason, NULL);
 		brk_transition(s, l, res, CB_CLOSED, "Trial run succeeded", NULL,
 		    now);
 		return;

@@ -94,6 +94,7 @@ is "$(jget "$ST" cooldown)" 0.4 "failed trial doubles the cooldown"
 sleep 0.5
 cb --cooldown 0.2 -- true; is "$?" 0 "successful trial after the doubled cooldown"
 is "$(jget "$ST" state)" CLOSED "successful trial closes"
+is "$(jget "$ST" opened_at)/$(jget "$ST" open_reason)" null/null "a closed circuit keeps no opened_at or open_reason"
 
 # Environment and phase thresholds, CLI over env.
 "$CBEXEC" --reset-circuit --name nightly 2>/dev/null
