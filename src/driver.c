@@ -118,16 +118,10 @@ opened(struct inv *v, const struct status_report *st, int code)
 	choice = menu_ask(&guidance);
 	switch (choice) {
 	case 's':
-		/* The phase is given up and the caller moves on to the next
-		 * one, which must be let run: the circuit closes. */
-		state_snapshot(&v->s, &before);
 		breaker_skip(&v->s, &v->o->limits, v->s.phase, getenv("USER"),
 		    wall_now());
-		breaker_reset(&v->s, &v->o->limits, "phase skipped from the "
-		    "menu", getenv("USER"), wall_now(), &res);
 		v->s.outcome = OUT_SKIP;
 		report_event(&v->rep, "skip", v->s.phase);
-		report_result(v, &res, &before);
 		return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_OK;
 	case 'm':
 		/* Typed at a terminal: make it UTF-8, and short enough

@@ -27,9 +27,6 @@ tty 's\n' --state s.json --phase GREEN -- false
 is "$rc" 0 "Skip: exit 0"
 is "$(jget s.json skipped_phases)" '["GREEN"]' "Skip records the phase"
 is "$(jget s.json outcome)" SKIP "Skip: outcome SKIP"
-is "$(jget s.json state)" CLOSED "Skip closes the circuit"
-"$CBEXEC" -q --state s.json --progress exit --phase REFACTOR --no-prompt -- true
-is "$?" 0 "after Skip the next phase runs"
 
 tty 'a\n' --state a.json -- false
 is "$rc" 122 "Abort: 122"
