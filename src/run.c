@@ -149,16 +149,17 @@ read_status_file(const char *path, struct status_report *r,
 }
 
 
-/* The exit status a run stands for on its own (SPEC §2). */
+/* The exit status a run stands for on its own (SPEC §2); fatal: its class
+ * is fatal and its exit code is not one --ignore-exit-codes names. */
 static int
-run_exit(const struct sup_result *r, const struct classification *c)
+run_exit(const struct sup_result *r, int fatal)
 {
 	if (r->exec_errno != 0)
 		return r->exec_errno == ENOENT ? CB_EXIT_NOTFOUND :
 		    CB_EXIT_NOEXEC;
 	if (r->timed_out)
 		return CB_EXIT_TIMEOUT;
-	if (c->cls == CB_CLASS_FATAL)
+	if (fatal)
 		return CB_EXIT_ABORT;
 	if (r->signo != 0)
 		return CB_EXIT_SIGNAL + r->signo;
@@ -166,13 +167,13 @@ run_exit(const struct sup_result *r, const struct classification *c)
 }
 
 static enum cb_outcome
-run_outcome(const struct sup_result *r, const struct classification *c)
+run_outcome(const struct sup_result *r, int fatal)
 {
 	if (r->exec_errno != 0)
 		return r->exec_errno == ENOENT ? OUT_NOTFOUND : OUT_NOEXEC;
 	if (r->timed_out)
 		return OUT_TIMEOUT;
-	if (c->cls == CB_CLASS_FATAL)
+	if (fatal)
 		return OUT_ABORT;
 	if (r->signo != 0)
 		return OUT_SIGNAL;
@@ -198,7 +199,7 @@ one_run(struct inv *v, int *code, int *failed)
 	char sfile[4096], err[512], *task = NULL;
 	const char *tmpdir = getenv("TMPDIR");
 	double started;
-	int ret = -1, progress, success;
+	int ret = -1, progress, success, fatal;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&c, 0, sizeof(c));
@@ -296,10 +297,12 @@ one_run(struct inv *v, int *code, int *failed)
 	if (after.git[0] || after.files[0])
 		set_str(&v->s.last_fingerprint, after.git[0] ? after.git :
 		    after.files);
-	*code = run_exit(&r, &c);
+	/* An exit code the caller said to ignore is never fatal either. */
+	fatal = c.cls == CB_CLASS_FATAL && !run.ignored;
+	*code = run_exit(&r, fatal);
 	*failed = !success && !run.ignored;
 	v->s.outcome = res.outcome != OUT_OK ? res.outcome :
-	    run_outcome(&r, &c);
+	    run_outcome(&r, fatal);
 	if (sup_aborted())
 		v->s.outcome = OUT_ABORT;
 	if (save(v) == -1) {
@@ -341,7 +344,7 @@ one_run(struct inv *v, int *code, int *failed)
 		ret = CB_EXIT_TIMEOUT;
 		goto out;
 	}
-	if (c.cls == CB_CLASS_FATAL) {
+	if (fatal) {
 		ret = *code;
 		goto out;
 	}

@@ -124,4 +124,7 @@ is "$(jget "$ST" no_progress_count)" 0 "ignored runs move no counter"
 is "$(jget "$ST" iteration)" $((it + 4)) "ignored runs still count in iteration"
 "$CBEXEC" --no-prompt --name nightly --progress exit --ignore-exit-codes 3 -- sh -c 'exit 3' 2>err
 like "$(cat err)" "run [0-9]+ exited 3 after [0-9.]+s: ignored \(--ignore-exit-codes\)" "an ignored run's log line says so"
+cb --ignore-exit-codes 127 -- sh -c 'echo "x: command not found" >&2; exit 127' 2>/dev/null
+is "$?" 127 "an ignored code is never fatal: its own status, not 122"
+is "$(jget "$ST" state)" CLOSED "an ignored code is never fatal: the circuit stays closed"
 done_testing
