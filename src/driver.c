@@ -37,7 +37,7 @@ save(struct inv *v)
 	return 0;
 }
 
-/* The budget ran out outside a run (a pause, the wait for the lock): the
+/* The budget ran out between runs (a --delay or --backoff pause): the
  * exit status is 124 as when it stops a run, and the state says why. */
 static int
 budget_spent(struct inv *v)
@@ -218,6 +218,7 @@ driver_run(struct options *o, const struct circuit *c)
 	struct cb_result res;
 	char err[512];
 	long runs = 0;
+	double wait;
 	int lock, rc, ret = CB_EXIT_ERROR, code = 0, failed = 0;
 
 	memset(&v, 0, sizeof(v));
@@ -232,7 +233,16 @@ driver_run(struct options *o, const struct circuit *c)
 	}
 	if (o->budget > 0)
 		v.deadline = mono_now() + o->budget;
-	if ((lock = state_lock(c->path, o->wait_lock, err, sizeof(err))) < 0) {
+	/* --wait-lock waits within the budget, which counts from here. */
+	wait = o->wait_lock;
+	if (wait != 0 && o->budget > 0 && (wait < 0 || wait > o->budget))
+		wait = o->budget;
+	if ((lock = state_lock(c->path, wait, err, sizeof(err))) < 0) {
+		if (lock == -2 && wait != o->wait_lock) {
+			fprintf(stderr, "cbexec: circuit %s: the budget ran out "
+			    "waiting for the lock %s.lock\n", c->label, c->path);
+			return CB_EXIT_TIMEOUT;
+		}
 		if (lock == -2) {
 			fprintf(stderr, "cbexec: circuit %s is busy: another "
 			    "cbexec holds %s.lock\n", c->label, c->path);
@@ -260,7 +270,9 @@ driver_run(struct options *o, const struct circuit *c)
 
 	for (;;) {
 		if (v.deadline > 0 && mono_now() >= v.deadline) {
-			ret = budget_spent(&v);
+			/* Before any run (a long --wait-lock) nothing ran
+			 * and the state is left as it was. */
+			ret = runs > 0 ? budget_spent(&v) : CB_EXIT_TIMEOUT;
 			break;
 		}
 		if (!breaker_admit(&v.s, &o->limits, wall_now(), &res)) {

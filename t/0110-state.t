@@ -67,6 +67,8 @@ ok "$([ "$el" -lt 2000 ]; echo $?)" "BUSY at once (${el}ms)"
 cb --name busy --exit-codes busy=93 -- true 2>/dev/null; is "$?" 93 "--exit-codes busy=93"
 "$CBEXEC" --status --name busy >/dev/null; is "$?" 0 "--status takes no lock"
 cb --name busy --wait-lock=0.2 -- true 2>/dev/null; is "$?" 123 "--wait-lock=0.2 gives up: 123"
+err=$(cb --name busy --wait-lock --budget 0.2 -- true 2>&1); is "$?" 124 "--wait-lock within --budget 0.2: 124"
+like "$err" "budget ran out waiting for the lock" "--wait-lock within the budget: says so"
 kill -TERM $bg; wait $bg
 cb --name busy --wait-lock -- true; is "$?" 0 "--wait-lock after the holder is gone: 0"
 
