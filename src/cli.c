@@ -95,7 +95,7 @@ long_option_error(const char *arg, char *err, size_t len)
 	char list[160] = "";
 	const struct opt *hit = NULL;
 
-	if (strncmp(arg, "--", 2) != 0)
+	if (strncmp(arg, "--", 2) != 0 || n == 0)
 		return errf(err, len, "unknown option '%s'", arg);
 	for (i = 0; i < NOPTS; i++) {
 		if (strncmp(opts[i].name, name, n) != 0)
@@ -238,6 +238,14 @@ cli_apply(struct options *o, const char *key, const char *value,
 		return errf(err, len, "cannot be set in a config file "
 		    "(give it on the command line)");
 	return apply(o, op, value, from, err, len);
+}
+
+int
+cli_not_in_config(const char *key)
+{
+	const struct opt *op = find_key(key);
+
+	return op != NULL && NOT_IN_CONFIG(op->id);
 }
 
 int

@@ -114,9 +114,10 @@ remap(const struct options *o, int code)
 	}
 }
 
-/* One line whatever the message quotes: control bytes are escaped. */
+/* "cbexec: MSG" on one line whatever the message quotes (a value from
+ * argv, the environment or a config file): control bytes are escaped. */
 static int
-usage_error(const char *msg)
+error_line(const char *msg)
 {
 	const unsigned char *p;
 
@@ -131,7 +132,15 @@ usage_error(const char *msg)
 		else
 			putc(*p, stderr);
 	}
-	fputs("\nTry 'cbexec --help' for more information.\n", stderr);
+	putc('\n', stderr);
+	return CB_EXIT_ERROR;
+}
+
+static int
+usage_error(const char *msg)
+{
+	error_line(msg);
+	fputs("Try 'cbexec --help' for more information.\n", stderr);
 	return CB_EXIT_ERROR;
 }
 
@@ -164,15 +173,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (cli_env(&o, err, sizeof(err)) == -1) {
-		fprintf(stderr, "cbexec: %s\n", err);
-		rc = CB_EXIT_ERROR;
+		rc = error_line(err);
 		goto out;
 	}
 	if (config_load(&o, o.config_path != NULL ? o.config_path :
 	    ".cbexec/config.json", o.config_path != NULL, err,
 	    sizeof(err)) == -1) {
-		fprintf(stderr, "cbexec: %s\n", err);
-		rc = CB_EXIT_ERROR;
+		rc = error_line(err);
 		goto out;
 	}
 	if (cli_finish(&o, err, sizeof(err)) == -1) {

@@ -97,13 +97,42 @@ set_text(char **dst, const char *v)
 	return 0;
 }
 
+/* --backoff D[:MAX]; MAX defaults to 10 x D and may not be below it. */
+static int
+set_backoff(struct options *o, const struct opt *op, const char *v,
+    char *err, size_t len)
+{
+	char *buf, *colon;
+	int rc;
+
+	if ((buf = strdup(v)) == NULL)
+		return -1;
+	if ((colon = strchr(buf, ':')) != NULL)
+		*colon++ = '\0';
+	if ((rc = duration_parse(buf, &o->backoff)) != 0) {
+		rc = duration_error(rc, buf, op->name, err, len);
+		goto out;
+	}
+	o->backoff_max = 10 * o->backoff;
+	if (colon != NULL &&
+	    (rc = duration_parse(colon, &o->backoff_max)) != 0) {
+		rc = duration_error(rc, colon, op->name, err, len);
+		goto out;
+	}
+	if (o->backoff_max < o->backoff)
+		rc = errf(err, len, "--backoff: MAX %s is below the initial "
+		    "delay %s", colon, buf);
+out:
+	free(buf);
+	return rc;
+}
+
 /* Apply one option.  Flags ignore v (NULL from argv). */
 int
 set_option(struct options *o, const struct opt *op, const char *v,
     char *err, size_t len)
 {
 	long n;
-	char *colon;
 
 	switch (op->id) {
 	case O_STATE:
@@ -182,26 +211,8 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return set_duration(&o->delay, op, v, err, len);
 	case O_TASK:
 		return set_text(&o->task, v);
-	case O_BACKOFF: {
-		char buf[64];
-		int rc;
-
-		if (strlen(v) >= sizeof(buf))
-			return duration_error(-1, v, op->name, err, len);
-		strcpy(buf, v);
-		if ((colon = strchr(buf, ':')) != NULL)
-			*colon++ = '\0';
-		if ((rc = duration_parse(buf, &o->backoff)) != 0)
-			return duration_error(rc, buf, op->name, err, len);
-		o->backoff_max = 10 * o->backoff;
-		if (colon != NULL &&
-		    (rc = duration_parse(colon, &o->backoff_max)) != 0)
-			return duration_error(rc, colon, op->name, err, len);
-		if (o->backoff_max < o->backoff)
-			return errf(err, len, "--backoff: MAX %s is below the "
-			    "initial delay %s", colon, buf);
-		return 0;
-	}
+	case O_BACKOFF:
+		return set_backoff(o, op, v, err, len);
 	case O_CONFIG:
 		return replace_str(&o->config_path, v);
 	case O_NO_PROMPT:

@@ -29,6 +29,7 @@ for d in 400000000 3651d 87700h; do
 done
 PATTERN="ambiguous option '--stat' \(--state, --status\)"; bad "ambiguous abbreviation" --stat
 PATTERN="option '--no-prompt' takes no value"; bad "value for a flag" --no-prompt=yes -- true
+PATTERN="unknown option '--=x'"; bad "an empty long option" --=x -- true
 PATTERN="invalid CIRCUIT '.hidden'"; bad "bad CIRCUIT argument" --status .hidden
 PATTERN="invalid duration.*--budget"; bad "bad budget" --budget 5y -- true
 PATTERN="invalid duration.*--kill-after"; bad "bad kill-after" -k -2 -- true

@@ -48,7 +48,7 @@ is "$rc" 120 "--no-prompt: no menu, 120"
 # so neither input nor EOF ends the menu.
 has_prompt() { grep -q 'guidance) >' screen.sig 2>/dev/null; }
 has_rc() { [ -s rc.sig ]; }
-for sig in TERM INT HUP; do
+for sig in TERM INT HUP QUIT; do
 	rm -f screen.sig rc.sig cb.pid
 	sh -c 'echo $$ > feeder.pid; exec sleep 10' | timeout 20 script -qec "sh -c 'echo \$\$ > cb.pid; exec $CBEXEC -q --progress exit --no-progress-threshold 1 --half-open-after 1 --state sig$sig.json -- false'; echo \"rc=\$?\" > rc.sig" /dev/null > screen.sig 2>&1 &
 	bg=$!

@@ -11,6 +11,8 @@ like "$err" "no_progres_threshold" "unknown key: named"
 echo '{"name": "other"}' > .cbexec/config.json
 err=$(cb -- true 2>&1); is "$?" 125 "a key that picks the circuit: 125"
 like "$err" "key 'name': cannot be set in a config file" "a key that picks the circuit: says why"
+echo '{"follow_symlinks": false}' > .cbexec/config.json
+err=$(cb -- true 2>&1); is "$?" 125 "a key a config may not set, even false: 125"
 echo '{"timeout": "5 minutes"}' > .cbexec/config.json
 err=$(cb -- true 2>&1); is "$?" 125 "bad value: 125"
 like "$err" "timeout" "bad value: names the key"
