@@ -31,6 +31,8 @@ int ops_trip(const struct options *o, const struct circuit *c);
 /* The interactive menu of SPEC §5: 'r', 's', 'a', or 'm' with guidance
  * (malloc'd) in *guidance.  EOF is 'a'. */
 int menu_ask(char **guidance);
+/* Remember the terminal's modes (before any run) for the menu. */
+void menu_save_tty(void);
 
 struct reporter;
 /* Fill r from the options, opening --log; 0 / -1 (message printed). */

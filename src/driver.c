@@ -227,6 +227,7 @@ driver_run(struct options *o, const struct circuit *c)
 	v.phase = options_phase(o);
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 
+	menu_save_tty();
 	if (sup_init() == -1) {
 		fprintf(stderr, "cbexec: cannot set up: %s\n", strerror(errno));
 		return CB_EXIT_ERROR;

@@ -7,13 +7,44 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "driver.h"
 #include "supervise.h"
+
+/* The terminal's modes before the first run. */
+static struct termios saved_tty;
+static int have_tty;
+
+void
+menu_save_tty(void)
+{
+	have_tty = isatty(STDIN_FILENO) &&
+	    tcgetattr(STDIN_FILENO, &saved_tty) == 0;
+}
+
+/* A command may leave the terminal raw (a TUI agent killed at its
+ * timeout): the menu reads lines, and Ctrl-C must reach cbexec, so the
+ * modes from before the first run come back first.  SIGTTOU is blocked
+ * in case cbexec is not in the foreground. */
+static void
+restore_tty(void)
+{
+	sigset_t ttou, old;
+
+	if (!have_tty)
+		return;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tty);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
 
 /* Longer lines are cut here (guidance is cut shorter still). */
 #define LINE_MAX_BYTES (64 * 1024)
@@ -73,6 +104,7 @@ menu_ask(char **guidance)
 	int c;
 
 	*guidance = NULL;
+	restore_tty();
 	for (;;) {
 		fputs("[R]eset and retry  [S]kip phase  [A]bort  "
 		    "[M]odify approach (give guidance) > ", stderr);

@@ -35,6 +35,14 @@ is "$(jget a.json state)" OPEN "Abort leaves it OPEN"
 tty '' --state eof.json -- false
 is "$rc" 122 "EOF means Abort: 122"
 
+# A command that leaves the terminal raw: the menu gets the modes from
+# before the run back, so Enter (a carriage return, typed once the prompt
+# is there) ends the answer.
+rm -f rc.raw screen.raw
+sh -c 'i=0; while ! grep -q "guidance) >" screen.raw 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; printf "a\r"; sleep 0.5' |
+	timeout 20 script -qec "$CBEXEC -q --progress exit --no-progress-threshold 1 --half-open-after 1 --state raw.json -- sh -c 'stty raw -echo; exit 1'; echo \"rc=\$?\" > rc.raw" /dev/null > screen.raw 2>&1
+is "$(sed -n 's/^rc=//p' rc.raw 2>/dev/null)" 122 "after a command left the terminal raw, the menu still reads Enter"
+
 tty 'm\nsplit the feature\n' --state m.json -- 'sh -c "echo \"G=\$CBEXEC_GUIDANCE\" >> g; [ \$CBEXEC_ITERATION -ge 2 ]"'
 is "$rc" 0 "Modify: goes on"
 is "$(jget m.json guidance)" "split the feature" "Modify stores the guidance"
