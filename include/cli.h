@@ -89,8 +89,9 @@ int cli_parse(struct options *o, int argc, char **argv, char *err, size_t len);
  */
 int cli_apply(struct options *o, const char *key, const char *value,
     enum origin from, char *err, size_t len);
-/* 1 when key names an option a config file may not set. */
-int cli_not_in_config(const char *key);
+/* -1 with the reason in err when key names an option a config file may
+ * not set, else 0. */
+int cli_config_refuses(const char *key, char *err, size_t len);
 /* Whether the option named key may take several values (--watch). */
 int cli_is_list(const char *key);
 /* Whether the option is a flag that takes no value (--loop). */

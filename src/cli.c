@@ -234,18 +234,20 @@ cli_apply(struct options *o, const char *key, const char *value,
 	err[0] = '\0';
 	if (op == NULL)
 		return 1;
-	if (from == FROM_CONFIG && NOT_IN_CONFIG(op->id))
-		return errf(err, len, "cannot be set in a config file "
-		    "(give it on the command line)");
+	if (from == FROM_CONFIG && cli_config_refuses(key, err, len) == -1)
+		return -1;
 	return apply(o, op, value, from, err, len);
 }
 
 int
-cli_not_in_config(const char *key)
+cli_config_refuses(const char *key, char *err, size_t len)
 {
 	const struct opt *op = find_key(key);
 
-	return op != NULL && NOT_IN_CONFIG(op->id);
+	if (op == NULL || !NOT_IN_CONFIG(op->id))
+		return 0;
+	return errf(err, len, "cannot be set in a config file (give it on "
+	    "the command line)");
 }
 
 int

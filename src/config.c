@@ -75,9 +75,9 @@ option_key(struct options *o, const cJSON *item, const char *path,
 	int rc;
 
 	/* Refused whatever its value, false and wrong types included. */
-	if (cli_not_in_config(item->string))
-		return errf(err, len, "%s: key '%s': cannot be set in a config "
-		    "file (give it on the command line)", path, item->string);
+	if (cli_config_refuses(item->string, sub, sizeof(sub)) == -1)
+		return errf(err, len, "%s: key '%s': %s", path, item->string,
+		    sub);
 	if (cli_is_flag(item->string)) {
 		if (!cJSON_IsBool(item))
 			return errf(err, len, "%s: key '%s': expected true or "

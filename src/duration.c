@@ -46,10 +46,12 @@ duration_parse(const char *s, double *seconds)
 	for (; *p >= '0' && *p <= '9'; p++, nd++) {
 		if (m != 0 || *p != '0')
 			sig++;
-		if (sig > INT_DIGITS_MAX)
+		/* Too many digits to add up: over the limit, but the rest
+		 * must still be a well-formed duration. */
+		if (sig > INT_DIGITS_MAX) {
 			huge = 1;
-		if (huge)
 			continue;
+		}
 		m = m * 10 + (uint64_t)(*p - '0');
 		nonzero |= *p != '0';
 	}

@@ -24,8 +24,8 @@ static int have_tty;
 void
 menu_save_tty(void)
 {
-	have_tty = isatty(STDIN_FILENO) &&
-	    tcgetattr(STDIN_FILENO, &saved_tty) == 0;
+	/* Fails (ENOTTY) when stdin is no terminal. */
+	have_tty = tcgetattr(STDIN_FILENO, &saved_tty) == 0;
 }
 
 /* A command may leave the terminal raw (a TUI agent killed at its

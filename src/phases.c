@@ -153,14 +153,7 @@ on_poll(struct ev_loop *l, ev_timer *w, int revents)
 static void
 on_kill(struct ev_loop *l, ev_timer *w, int revents)
 {
-	struct run *r = w->data;
-
-	if (r->phase == RUNNING)
-		group_kill(r, SIGKILL);
-	else if (r->phase == CLEANUP) {
-		r->cleanup_kill = 1;
-		check_leftovers(r);
-	}
+	run_kill_now(w->data);
 }
 
 /* Stop the command: the signal now, SIGKILL after --kill-after. */
@@ -168,10 +161,8 @@ void
 run_stop(struct run *r, int sig)
 {
 	if (r->phase != RUNNING) {
-		if (r->phase == CLEANUP) {
-			r->cleanup_kill = 1;
-			check_leftovers(r);
-		}
+		/* It has exited already: what it left gets SIGKILL now. */
+		run_kill_now(r);
 		return;
 	}
 	group_kill(r, sig);
@@ -278,7 +269,8 @@ run_disarm(struct run *r)
 	ev_timer_stop(sup_loop, &r->t_prepare);
 }
 
-/* A second interrupt: no more grace for anything of the run. */
+/* No more grace for anything of the run: --kill-after has passed, or a
+ * second interrupt came. */
 void
 run_kill_now(struct run *r)
 {

@@ -290,11 +290,9 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		}
 	}
 
-	if (load_skipped(member(j,
-	    "skipped_phases"), s, err, errlen) == -1)
+	if (load_skipped(member(j, "skipped_phases"), s, err, errlen) == -1)
 		return -1;
-	return load_history(member(j, "history"), s,
-	    err, errlen);
+	return load_history(member(j, "history"), s, err, errlen);
 }
 
 /*
