@@ -25,10 +25,10 @@ LIBEV ?= $(or $(wildcard $(shell $(CC) -print-file-name=libev.a \
 	2>/dev/null)),-lev)
 LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) $(LIBEV)
 
-SRC = $(wildcard src/*.c)
+SRC = $(wildcard src/*.c src/*/*.c)
 OBJ = $(SRC:.c=.o)
-LIBOBJ = $(filter-out src/main.o,$(OBJ))
-HDR = $(wildcard include/*.h)
+LIBOBJ = $(filter-out src/cbexec.o,$(OBJ))
+HDR = $(wildcard include/*.h src/*/*.h)
 UNIT = $(patsubst %.c,%.t,$(wildcard t/unit/*.c))
 PROVE ?= prove
 PROVEFLAGS ?=
@@ -89,7 +89,7 @@ uninstall:
 	  $(DESTDIR)$(BASHCOMPDIR)/cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
 
 clean:
-	rm -f cbexec src/*.o t/unit/*.t t/faultshim.so
+	rm -f cbexec src/*.o src/*/*.o t/unit/*.t t/faultshim.so
 	rm -rf t/fuzz/build
 
 # Hardening: fault-injection shim for t/0510-diskfault.t, libFuzzer targets
@@ -105,12 +105,12 @@ FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -pthread -Iinclude \
 	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null) \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
-FUZZ_OBJ = $(patsubst src/%.c,t/fuzz/build/%.o,$(filter-out src/main.c,$(SRC)))
+FUZZ_OBJ = $(patsubst src/%.c,t/fuzz/build/%.o,$(filter-out src/cbexec.c,$(SRC)))
 FUZZ_BIN = $(patsubst %,t/fuzz/build/fuzz_%,$(FUZZ_TARGETS))
 .SECONDARY: $(FUZZ_OBJ)
 
 t/fuzz/build/%.o: src/%.c $(HDR)
-	@mkdir -p t/fuzz/build
+	@mkdir -p $(@D)
 	$(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 t/fuzz/build/fuzz_%: t/fuzz/fuzz_%.c $(FUZZ_OBJ) $(HDR)
