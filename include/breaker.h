@@ -1,16 +1,25 @@
 /*
  * The circuit breaker's state machine (SPEC §4): pure functions of the
  * state, the limits, a run's result and the time.  No syscalls, no clock,
- * no printing; state.c persists struct cb_state, main drives it.
+ * no printing; the store persists struct cb_state, the driver drives it.
  */
 #ifndef CBEXEC_BREAKER_H
 #define CBEXEC_BREAKER_H
 
 #include <stddef.h>
 
-#include "classify.h"
-
 struct cJSON;
+
+/* How a run ended, as the classifier (judge.h) decides and the breaker
+ * counts it (SPEC §4). */
+enum cb_class {
+	CB_CLASS_SUCCESS,
+	CB_CLASS_RECOVERABLE,
+	CB_CLASS_TRANSIENT,
+	CB_CLASS_TIMEOUT,
+	CB_CLASS_FATAL,
+	CB_CLASS_COUNT
+};
 
 enum cb_circuit { CB_CLOSED, CB_HALF_OPEN, CB_OPEN };
 
@@ -128,6 +137,8 @@ const char *outcome_name(enum cb_outcome o);	/* "OK", ... */
 int outcome_from_name(const char *s, enum cb_outcome *o);
 const char *event_kind_name(enum cb_event_kind k);	/* "state_change", ... */
 int event_kind_from_name(const char *s, enum cb_event_kind *k);
+const char *class_name(enum cb_class c);	/* "success", ... */
+int class_from_name(const char *s, enum cb_class *c);	/* 0 / -1 */
 
 /* The built-in limits (3, 5, 2, 5, 3, 1, 0, 100). */
 void breaker_default_limits(struct cb_limits *l);
@@ -165,6 +176,10 @@ void breaker_trip(struct cb_state *s, const struct cb_limits *l,
 /* Operator chose Skip in the menu: phase recorded, a skip event. */
 void breaker_skip(struct cb_state *s, const struct cb_limits *l,
     const char *phase, const char *user, double now);
+
+/* A copy of s's counters with no pointer into s (for hooks that report
+ * the counters as they were before a reset or a run). */
+void breaker_snapshot(const struct cb_state *s, struct cb_state *copy);
 
 /* Append an event (copies the strings), dropping the oldest past max. */
 void breaker_add_event(struct cb_state *s, int max, const struct cb_event *e);

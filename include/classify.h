@@ -8,20 +8,8 @@
 #include <regex.h>
 #include <stddef.h>
 
+#include "breaker.h"
 #include "digest.h"
-
-enum cb_class {
-	CB_CLASS_SUCCESS,
-	CB_CLASS_RECOVERABLE,
-	CB_CLASS_TRANSIENT,
-	CB_CLASS_TIMEOUT,
-	CB_CLASS_FATAL,
-	CB_CLASS_COUNT
-};
-
-/* "success", "recoverable", "transient", "timeout", "fatal". */
-const char *class_name(enum cb_class c);
-int class_from_name(const char *name, enum cb_class *c);	/* 0 / -1 */
 
 enum { RULE_STDERR = 1, RULE_STDOUT = 2 };
 

@@ -40,8 +40,6 @@ int reporter_open(struct reporter *r, const struct options *o,
     const struct circuit *c);
 void reporter_close(struct reporter *r);
 
-/* A copy of s's counters for hooks, with no pointer into s. */
-void state_snapshot(const struct cb_state *s, struct cb_state *copy);
 
 
 #endif

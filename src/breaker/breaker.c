@@ -2,8 +2,10 @@
  * The circuit breaker (SPEC §4) as pure functions over struct cb_state.
  *
  * breaker_admit() is rule 5 (before a run), breaker_record() rules 1-4 and
- * the trial half of rule 5 (after a run); rule 6, breaker_reset() and
- * breaker_trip(), is in operator.c.  Each appends what it did to the
+ * the trial half of rule 5 (after a run); the operator's acts, rule 6,
+ * come last: breaker_reset() closes the circuit and clears every counter
+ * but total_opens, breaker_trip() opens it with a reason no cooldown
+ * closes, breaker_skip() records the phase given up.  Each appends what it did to the
  * bounded history and reports the transitions in a struct cb_result so the
  * caller can log and alert; none reads the clock, touches a file or prints.
  *
@@ -23,14 +25,7 @@
 
 #include <cJSON.h>
 
-#include "breaker_int.h"
-
-
-/* classify.c owns class_name(); a copy keeps this module free-standing. */
-static const char *const class_names[] = {
-	"success", "recoverable", "transient", "timeout", "fatal"
-};
-
+#include "breaker.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -57,8 +52,11 @@ copy_utf8(char *dst, size_t n, const char *src)
 	dst[len] = '\0';
 }
 
-char *
-brk_fmt(const char *f, ...)
+/* A malloc'd formatted string, or NULL on ENOMEM. */
+static char *str_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+static char *
+str_fmt(const char *f, ...)
 {
 	va_list ap;
 	char *p;
@@ -75,8 +73,8 @@ brk_fmt(const char *f, ...)
 	return p;
 }
 
-void
-brk_set_str(char **dst, const char *src)
+static void
+set_str(char **dst, const char *src)
 {
 	char *p = dup_or_null(src);
 
@@ -105,8 +103,8 @@ reached(int count, int threshold)
 	return threshold > 0 && count >= threshold;
 }
 
-void
-brk_event_init(struct cb_event *e, const struct cb_state *s,
+static void
+event_init(struct cb_event *e, const struct cb_state *s,
     enum cb_event_kind kind, double now, const char *reason, const char *user)
 {
 	memset(e, 0, sizeof(*e));
@@ -121,8 +119,8 @@ brk_event_init(struct cb_event *e, const struct cb_state *s,
 	e->user = (char *)(uintptr_t)user;
 }
 
-void
-brk_add_transition(struct cb_result *res, enum cb_circuit from,
+static void
+add_transition(struct cb_result *res, enum cb_circuit from,
     enum cb_circuit to, const char *reason)
 {
 	struct cb_transition *t;
@@ -136,15 +134,15 @@ brk_add_transition(struct cb_result *res, enum cb_circuit from,
 }
 
 /* Move to state to, reporting it in res and in the history. */
-void
-brk_transition(struct cb_state *s, const struct cb_limits *l,
+static void
+move_to(struct cb_state *s, const struct cb_limits *l,
     struct cb_result *res, enum cb_circuit to, const char *reason,
     const char *user, double now)
 {
 	struct cb_event e;
 
-	brk_add_transition(res, s->state, to, reason);
-	brk_event_init(&e, s, EV_STATE_CHANGE, now, reason, user);
+	add_transition(res, s->state, to, reason);
+	event_init(&e, s, EV_STATE_CHANGE, now, reason, user);
 	e.from = (int)s->state;
 	e.to = (int)to;
 	breaker_add_event(s, l->history_size, &e);
@@ -155,9 +153,9 @@ static void
 open_circuit(struct cb_state *s, const struct cb_limits *l,
     struct cb_result *res, const char *reason, double now)
 {
-	brk_transition(s, l, res, CB_OPEN, reason, NULL, now);
+	move_to(s, l, res, CB_OPEN, reason, NULL, now);
 	s->opened_at = now;
-	brk_set_str(&s->open_reason, reason);
+	set_str(&s->open_reason, reason);
 	s->total_opens++;
 	s->trials_left = 0;
 }
@@ -167,10 +165,10 @@ static void
 half_open(struct cb_state *s, const struct cb_limits *l,
     struct cb_result *res, double now)
 {
-	char *why = brk_fmt("No progress detected for %d iterations",
+	char *why = str_fmt("No progress detected for %d iterations",
 	    s->no_progress_count);
 
-	brk_transition(s, l, res, CB_HALF_OPEN, why, NULL, now);
+	move_to(s, l, res, CB_HALF_OPEN, why, NULL, now);
 	free(why);
 }
 
@@ -194,8 +192,8 @@ count_run(struct cb_state *s, const struct cb_run *run)
 		s->consecutive_errors = 0;
 		s->same_error_count = 0;
 		s->same_task_failures = 0;
-		brk_set_str(&s->last_error_hash, NULL);
-		brk_set_str(&s->last_failed_task, NULL);
+		set_str(&s->last_error_hash, NULL);
+		set_str(&s->last_failed_task, NULL);
 		return;
 	}
 	s->consecutive_errors++;
@@ -207,7 +205,7 @@ count_run(struct cb_state *s, const struct cb_run *run)
 			s->same_error_count++;
 		} else {
 			s->same_error_count = 1;
-			brk_set_str(&s->last_error_hash,
+			set_str(&s->last_error_hash,
 			    run->hash != NULL && *run->hash != '\0' ?
 			    run->hash : NULL);
 		}
@@ -217,14 +215,14 @@ count_run(struct cb_state *s, const struct cb_run *run)
 				s->same_task_failures++;
 			} else {
 				s->same_task_failures = 1;
-				brk_set_str(&s->last_failed_task, task);
+				set_str(&s->last_failed_task, task);
 			}
 		}
 	}
 	copy_utf8(s->last_error.cls, sizeof(s->last_error.cls),
-	    (unsigned)run->cls < CB_CLASS_COUNT ? class_names[run->cls] : "");
+	    (unsigned)run->cls < CB_CLASS_COUNT ? class_name(run->cls) : "");
 	copy_utf8(s->last_error.type, sizeof(s->last_error.type), run->type);
-	brk_set_str(&s->last_error.message, run->message);
+	set_str(&s->last_error.message, run->message);
 	s->last_error.exit_code = run->exit_code;
 }
 
@@ -235,13 +233,13 @@ log_run(struct cb_state *s, const struct cb_limits *l,
 	struct cb_event e;
 
 	if (run->cls != CB_CLASS_SUCCESS) {
-		brk_event_init(&e, s, EV_ERROR, now, run->message, NULL);
+		event_init(&e, s, EV_ERROR, now, run->message, NULL);
 		copy_utf8(e.cls, sizeof(e.cls),
 		    (unsigned)run->cls < CB_CLASS_COUNT ?
-		    class_names[run->cls] : "");
+		    class_name(run->cls) : "");
 		copy_utf8(e.type, sizeof(e.type), run->type);
 	} else {
-		brk_event_init(&e, s, EV_PROGRESS, now,
+		event_init(&e, s, EV_PROGRESS, now,
 		    run->progress ? "progress" : "no progress", NULL);
 	}
 	e.progress = run->progress ? 1 : 0;
@@ -261,8 +259,8 @@ trial(struct cb_state *s, const struct cb_limits *l,
 		s->cooldown = 0;
 		/* CLOSED again: no opening is current any more. */
 		s->opened_at = -1;
-		brk_set_str(&s->open_reason, NULL);
-		brk_transition(s, l, res, CB_CLOSED, "Trial run succeeded", NULL,
+		set_str(&s->open_reason, NULL);
+		move_to(s, l, res, CB_CLOSED, "Trial run succeeded", NULL,
 		    now);
 		return;
 	}
@@ -289,20 +287,20 @@ check_trip(struct cb_state *s, const struct cb_limits *l, double now,
 	if (reached(s->same_error_count, l->same_error)) {
 		msg = s->last_error.message != NULL ?
 		    s->last_error.message : s->last_error.type;
-		why = brk_fmt("Same error %d times: %s", s->same_error_count, msg);
+		why = str_fmt("Same error %d times: %s", s->same_error_count, msg);
 	} else if (s->last_failed_task != NULL &&
 	    reached(s->same_task_failures, l->max_retries)) {
-		why = brk_fmt("Task %s failed %d times in a row",
+		why = str_fmt("Task %s failed %d times in a row",
 		    s->last_failed_task, s->same_task_failures);
 	} else if (reached(s->no_progress_count, l->no_progress)) {
 		out = OUT_OPEN;
 		if (s->state == CB_CLOSED && l->half_open_after > 0)
 			half_open(s, l, res, now);
-		why = brk_fmt("No progress for %d iterations",
+		why = str_fmt("No progress for %d iterations",
 		    s->no_progress_count);
 	} else if (reached(s->consecutive_errors, l->max_consecutive_errors)) {
 		out = OUT_OPEN;
-		why = brk_fmt("%d consecutive errors", s->consecutive_errors);
+		why = str_fmt("%d consecutive errors", s->consecutive_errors);
 	} else {
 		return;
 	}
@@ -328,8 +326,8 @@ breaker_admit(struct cb_state *s, const struct cb_limits *l, double now,
 	    now - s->opened_at < cooldown)
 		return 0;
 	fmt_secs(secs, sizeof(secs), cooldown);
-	why = brk_fmt("Cooldown of %ss passed", secs);
-	brk_transition(s, l, res, CB_HALF_OPEN, why, NULL, now);
+	why = str_fmt("Cooldown of %ss passed", secs);
+	move_to(s, l, res, CB_HALF_OPEN, why, NULL, now);
 	free(why);
 	s->trials_left = l->half_open_trials > 0 ? l->half_open_trials : 1;
 	s->updated_at = now;
@@ -367,7 +365,7 @@ breaker_record(struct cb_state *s, const struct cb_limits *l,
 
 	if (run->cls == CB_CLASS_FATAL) {
 		if (s->state != CB_OPEN) {
-			why = brk_fmt("fatal: %s", run->type != NULL &&
+			why = str_fmt("fatal: %s", run->type != NULL &&
 			    *run->type != '\0' ? run->type : "unknown");
 			open_circuit(s, l, res, why, now);
 			free(why);
@@ -383,9 +381,101 @@ breaker_record(struct cb_state *s, const struct cb_limits *l,
 		return;
 	}
 	if (s->state == CB_HALF_OPEN && run->progress)
-		brk_transition(s, l, res, CB_CLOSED, "Progress detected", NULL, now);
+		move_to(s, l, res, CB_CLOSED, "Progress detected", NULL, now);
 	if (s->state == CB_CLOSED &&
 	    reached(s->no_progress_count, l->half_open_after))
 		half_open(s, l, res, now);
 	check_trip(s, l, now, res);
+}
+
+void
+breaker_reset(struct cb_state *s, const struct cb_limits *l,
+    const char *reason, const char *user, double now, struct cb_result *res)
+{
+	struct cb_event e;
+
+	if (reason == NULL || *reason == '\0')
+		reason = "reset by operator";
+	res->n = 0;
+	res->outcome = OUT_OK;
+	event_init(&e, s, EV_RESET, now, reason, user);
+	if (s->state != CB_CLOSED) {
+		add_transition(res, s->state, CB_CLOSED, reason);
+		e.from = (int)s->state;
+		e.to = CB_CLOSED;
+	}
+	breaker_add_event(s, l->history_size, &e);
+
+	s->state = CB_CLOSED;
+	s->no_progress_count = 0;
+	s->same_error_count = 0;
+	s->consecutive_errors = 0;
+	s->same_task_failures = 0;
+	set_str(&s->last_failed_task, NULL);
+	set_str(&s->last_error_hash, NULL);
+	s->opened_at = -1;
+	set_str(&s->open_reason, NULL);
+	s->tripped = 0;
+	s->trials_left = 0;
+	s->cooldown = 0;
+	s->outcome = OUT_OK;
+	s->updated_at = now;
+}
+
+void
+breaker_trip(struct cb_state *s, const struct cb_limits *l,
+    const char *reason, const char *user, double now, struct cb_result *res)
+{
+	struct cb_event e;
+	char *why = NULL;
+	const char *r = "tripped by operator";
+
+	res->n = 0;
+	res->outcome = OUT_OPEN;
+	if (reason != NULL && *reason != '\0' &&
+	    (why = str_fmt("%s: %s", r, reason)) != NULL)
+		r = why;
+	if (s->state != CB_OPEN) {
+		move_to(s, l, res, CB_OPEN, r, user, now);
+		s->opened_at = now;
+		s->total_opens++;
+	} else {
+		/* Already open: no new opening, but the operator's act and
+		 * reason still belong in the history. */
+		event_init(&e, s, EV_STATE_CHANGE, now, r, user);
+		e.from = e.to = CB_OPEN;
+		breaker_add_event(s, l->history_size, &e);
+	}
+	set_str(&s->open_reason, r);
+	s->tripped = 1;
+	s->trials_left = 0;
+	s->updated_at = now;
+	free(why);
+}
+
+void
+breaker_skip(struct cb_state *s, const struct cb_limits *l,
+    const char *phase, const char *user, double now)
+{
+	struct cb_event e;
+	char **p, *why;
+	size_t i;
+
+	for (i = 0; phase != NULL && i < s->n_skipped; i++)
+		if (strcmp(s->skipped_phases[i], phase) == 0)
+			break;
+	if (phase != NULL && i == s->n_skipped) {
+		p = realloc(s->skipped_phases, (s->n_skipped + 1) * sizeof(*p));
+		if (p != NULL) {
+			s->skipped_phases = p;
+			if ((p[s->n_skipped] = strdup(phase)) != NULL)
+				s->n_skipped++;
+		}
+	}
+	why = phase != NULL ? str_fmt("skipped phase %s", phase) : NULL;
+	event_init(&e, s, EV_SKIP, now, why != NULL ? why : "skipped phase",
+	    user);
+	breaker_add_event(s, l->history_size, &e);
+	free(why);
+	s->updated_at = now;
 }

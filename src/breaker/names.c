@@ -1,6 +1,6 @@
 /*
- * The breaker's data (include/breaker.h): the names of states, outcomes
- * and events as the state file spells them, the built-in limits, a fresh
+ * The breaker's data (include/breaker.h): the names of states, outcomes,
+ * events and error classes as the state file spells them, the built-in limits, a fresh
  * CLOSED circuit, freeing one, and the bounded history that every rule
  * appends to.
  */
@@ -18,6 +18,9 @@ static const char *const outcome_names[] = {
 };
 static const char *const event_names[] = {
 	"state_change", "progress", "error", "reset", "skip"
+};
+static const char *const class_names[] = {
+	"success", "recoverable", "transient", "timeout", "fatal"
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -63,6 +66,23 @@ outcome_from_name(const char *s, enum cb_outcome *o)
 	if (i < 0)
 		return -1;
 	*o = (enum cb_outcome)i;
+	return 0;
+}
+
+const char *
+class_name(enum cb_class c)
+{
+	return (unsigned)c < NELEM(class_names) ? class_names[c] : "?";
+}
+
+int
+class_from_name(const char *s, enum cb_class *c)
+{
+	int i = lookup(class_names, NELEM(class_names), s);
+
+	if (i < 0)
+		return -1;
+	*c = (enum cb_class)i;
 	return 0;
 }
 
@@ -176,3 +196,18 @@ breaker_add_event(struct cb_state *s, int max, const struct cb_event *e)
 	s->history[s->n_history++] = copy;
 }
 
+/* The counters as they were, for hooks; no pointers that record() may
+ * free survive in the copy. */
+void
+breaker_snapshot(const struct cb_state *s, struct cb_state *b)
+{
+	*b = *s;
+	b->phase = b->last_failed_task = b->last_fingerprint = NULL;
+	b->last_error_hash = b->open_reason = b->guidance = NULL;
+	b->last_error.message = NULL;
+	b->last_progress_metric = NULL;
+	b->skipped_phases = NULL;
+	b->n_skipped = 0;
+	b->history = NULL;
+	b->n_history = 0;
+}

@@ -47,22 +47,6 @@ budget_spent(struct inv *v)
 	return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_TIMEOUT;
 }
 
-/* The counters as they were, for hooks; no pointers that record() may
- * free survive in the copy. */
-void
-state_snapshot(const struct cb_state *s, struct cb_state *b)
-{
-	*b = *s;
-	b->phase = b->last_failed_task = b->last_fingerprint = NULL;
-	b->last_error_hash = b->open_reason = b->guidance = NULL;
-	b->last_error.message = NULL;
-	b->last_progress_metric = NULL;
-	b->skipped_phases = NULL;
-	b->n_skipped = 0;
-	b->history = NULL;
-	b->n_history = 0;
-}
-
 void
 report_result(struct inv *v, const struct cb_result *res,
     const struct cb_state *before)
@@ -138,7 +122,7 @@ opened(struct inv *v, const struct status_report *st, int code)
 		free(guidance);
 		/* FALLTHROUGH */
 	case 'r':
-		state_snapshot(&v->s, &before);
+		breaker_snapshot(&v->s, &before);
 		breaker_reset(&v->s, &v->o->limits, choice == 'm' ?
 		    "reset with new guidance" : "reset from the menu",
 		    getenv("USER"), wall_now(), &res);

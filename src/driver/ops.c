@@ -173,7 +173,7 @@ operate(const struct options *o, const struct circuit *c, int reset)
 	}
 	if (reporter_open(&rep, o, c) == -1)
 		goto out;
-	state_snapshot(&s, &before);
+	breaker_snapshot(&s, &before);
 	if (reset)
 		breaker_reset(&s, &o->limits, o->reason, user, wall_now(),
 		    &res);

@@ -1,5 +1,5 @@
 /*
- * Class names and user rules (SPEC §6) for the classifier.  Pure: no I/O.
+ * User rules (SPEC §6) for the classifier.  Pure: no I/O.
  *
  * A rule is compiled once, when the config is read, with REG_EXTENDED |
  * REG_ICASE | REG_NEWLINE like the case-insensitive built-in rows, and
@@ -14,29 +14,6 @@
 
 #include "classify.h"
 #include "classify_int.h"
-
-static const char *const class_names[] = {
-	"success", "recoverable", "transient", "timeout", "fatal"
-};
-
-const char *
-class_name(enum cb_class c)
-{
-	return (unsigned)c < NELEM(class_names) ? class_names[c] : "?";
-}
-
-int
-class_from_name(const char *name, enum cb_class *c)
-{
-	size_t i;
-
-	for (i = 0; name != NULL && i < NELEM(class_names); i++)
-		if (strcmp(class_names[i], name) == 0) {
-			*c = (enum cb_class)i;
-			return 0;
-		}
-	return -1;
-}
 
 /*
  * A bound on the size of the automaton glibc's regcomp builds: it copies a
