@@ -8,7 +8,7 @@
 #include <cJSON.h>
 
 #include "invocation.h"
-#include "progress.h"
+#include "judge.h"
 
 void
 take_prints(struct inv *v, struct prints *p, struct prints *before)
