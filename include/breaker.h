@@ -181,6 +181,10 @@ void breaker_skip(struct cb_state *s, const struct cb_limits *l,
  * the counters as they were before a reset or a run). */
 void breaker_snapshot(const struct cb_state *s, struct cb_state *copy);
 
+/* Replace one of the state's owned strings (*dst) by a copy of src (NULL
+ * stays NULL); on ENOMEM the field is left NULL. */
+void breaker_set_str(char **dst, const char *src);
+
 /* Append an event (copies the strings), dropping the oldest past max. */
 void breaker_add_event(struct cb_state *s, int max, const struct cb_event *e);
 

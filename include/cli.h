@@ -1,7 +1,7 @@
 /*
  * The command line (SPEC §1): one table of options shared by argv, the
- * environment and the config file, so a value means the same wherever it
- * comes from and precedence is decided in one place.
+ * environment and the config file (SPEC §6), so a value means the same
+ * wherever it comes from and precedence is decided in one place.
  */
 #ifndef CBEXEC_CLI_H
 #define CBEXEC_CLI_H
@@ -9,8 +9,7 @@
 #include <stddef.h>
 
 #include "breaker.h"
-#include "classify.h"
-#include "progress.h"
+#include "judge.h"
 
 enum mode { MODE_RUN, MODE_STATUS, MODE_RESET, MODE_HISTORY, MODE_TRIP,
 	MODE_HELP, MODE_VERSION };
@@ -111,5 +110,15 @@ const struct phase_def *options_phase(const struct options *o);
 
 /* Signal by name ("TERM", "SIGTERM", "term") or number; -1 if unknown. */
 int signal_parse(const char *s);
+
+/*
+ * The config file (config.c): option defaults keyed by long option name,
+ * custom phases and classifier rules, loaded into struct options.
+ * Load path into o: each option key is applied below the CLI and the
+ * environment.  Returns 0, or -1 with "FILE: ..." naming the bad key.
+ * A missing file is an error only when required (given with --config).
+ */
+int config_load(struct options *o, const char *path, int required,
+    char *err, size_t len);
 
 #endif

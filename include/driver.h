@@ -1,12 +1,28 @@
 /*
  * One invocation: the circuit's lock and state, the runs, the breaker, and
- * the exit status (SPEC §2-§5).  Also the operator commands.
+ * the exit status (SPEC §2-§5).  Also the operator commands.  cbexec.c is
+ * the only place that turns an exit status into a process exit; everything
+ * below it returns one of these.
  */
 #ifndef CBEXEC_DRIVER_H
 #define CBEXEC_DRIVER_H
 
 #include "cli.h"
-#include "clock.h"
+#include "core.h"
+
+/* cbexec's exit statuses (SPEC §2). */
+enum cb_exit {
+	CB_EXIT_OK = 0,
+	CB_EXIT_OPEN = 120,
+	CB_EXIT_STUCK = 121,
+	CB_EXIT_ABORT = 122,
+	CB_EXIT_BUSY = 123,
+	CB_EXIT_TIMEOUT = 124,
+	CB_EXIT_ERROR = 125,
+	CB_EXIT_NOEXEC = 126,
+	CB_EXIT_NOTFOUND = 127,
+	CB_EXIT_SIGNAL = 128		/* plus the signal number */
+};
 
 /* Which state file, and how people should name the circuit. */
 struct circuit {
@@ -27,19 +43,5 @@ int ops_status(const struct options *o, const struct circuit *c);
 int ops_history(const struct options *o, const struct circuit *c);
 int ops_reset(const struct options *o, const struct circuit *c);
 int ops_trip(const struct options *o, const struct circuit *c);
-
-/* The interactive menu of SPEC §5: 'r', 's', 'a', or 'm' with guidance
- * (malloc'd) in *guidance.  EOF is 'a'. */
-int menu_ask(char **guidance);
-/* Remember the terminal's modes (before any run) for the menu. */
-void menu_save_tty(void);
-
-struct reporter;
-/* Fill r from the options, opening --log; 0 / -1 (message printed). */
-int reporter_open(struct reporter *r, const struct options *o,
-    const struct circuit *c);
-void reporter_close(struct reporter *r);
-
-
 
 #endif

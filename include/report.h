@@ -1,7 +1,8 @@
 /*
  * What cbexec tells people and machines (SPEC §5, §7): log lines on
  * stderr, the OPEN block, --status and --history output, the --log JSON
- * Lines file, the --metrics textfile and the --on-state-change hook.
+ * Lines file, the --metrics textfile and the --on-state-change hook; and
+ * the menu it asks on a terminal when the circuit opens.
  */
 #ifndef CBEXEC_REPORT_H
 #define CBEXEC_REPORT_H
@@ -9,8 +10,7 @@
 #include <stdio.h>
 
 #include "breaker.h"
-#include "classify.h"
-#include "status.h"
+#include "judge.h"
 
 struct reporter {
 	const char *label;	/* circuit name, else the state file path */
@@ -23,6 +23,11 @@ struct reporter {
 	const char *hook;	/* --on-state-change CMD or NULL */
 	double hook_timeout;	/* --kill-after for the hook */
 };
+
+/* Open the --log file (O_APPEND; NULL: none) and decide on colour; the
+ * caller has set the other fields.  0, or -1 with the message printed. */
+int reporter_open(struct reporter *r, const char *log_path);
+void reporter_close(struct reporter *r);
 
 /* A finished run, as the breaker recorded it. */
 struct run_report {
@@ -79,5 +84,11 @@ void report_history(FILE *f, const struct cb_state *s, long last, int json,
 /* A warning line "cbexec[LABEL]: warning: ..." unless quiet. */
 void report_warn(struct reporter *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The interactive menu of SPEC §5 (menu.c): 'r', 's', 'a', or 'm' with
+ * guidance (malloc'd) in *guidance.  EOF is 'a'. */
+int menu_ask(char **guidance);
+/* Remember the terminal's modes (before any run) for the menu. */
+void menu_save_tty(void);
 
 #endif

@@ -12,9 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "config.h"
 #include "driver.h"
-#include "exitcodes.h"
 
 #define CBEXEC_VERSION "0.1.0"
 

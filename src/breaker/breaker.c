@@ -73,8 +73,8 @@ str_fmt(const char *f, ...)
 	return p;
 }
 
-static void
-set_str(char **dst, const char *src)
+void
+breaker_set_str(char **dst, const char *src)
 {
 	char *p = dup_or_null(src);
 
@@ -155,7 +155,7 @@ open_circuit(struct cb_state *s, const struct cb_limits *l,
 {
 	move_to(s, l, res, CB_OPEN, reason, NULL, now);
 	s->opened_at = now;
-	set_str(&s->open_reason, reason);
+	breaker_set_str(&s->open_reason, reason);
 	s->total_opens++;
 	s->trials_left = 0;
 }
@@ -192,8 +192,8 @@ count_run(struct cb_state *s, const struct cb_run *run)
 		s->consecutive_errors = 0;
 		s->same_error_count = 0;
 		s->same_task_failures = 0;
-		set_str(&s->last_error_hash, NULL);
-		set_str(&s->last_failed_task, NULL);
+		breaker_set_str(&s->last_error_hash, NULL);
+		breaker_set_str(&s->last_failed_task, NULL);
 		return;
 	}
 	s->consecutive_errors++;
@@ -205,7 +205,7 @@ count_run(struct cb_state *s, const struct cb_run *run)
 			s->same_error_count++;
 		} else {
 			s->same_error_count = 1;
-			set_str(&s->last_error_hash,
+			breaker_set_str(&s->last_error_hash,
 			    run->hash != NULL && *run->hash != '\0' ?
 			    run->hash : NULL);
 		}
@@ -215,14 +215,14 @@ count_run(struct cb_state *s, const struct cb_run *run)
 				s->same_task_failures++;
 			} else {
 				s->same_task_failures = 1;
-				set_str(&s->last_failed_task, task);
+				breaker_set_str(&s->last_failed_task, task);
 			}
 		}
 	}
 	copy_utf8(s->last_error.cls, sizeof(s->last_error.cls),
 	    (unsigned)run->cls < CB_CLASS_COUNT ? class_name(run->cls) : "");
 	copy_utf8(s->last_error.type, sizeof(s->last_error.type), run->type);
-	set_str(&s->last_error.message, run->message);
+	breaker_set_str(&s->last_error.message, run->message);
 	s->last_error.exit_code = run->exit_code;
 }
 
@@ -259,7 +259,7 @@ trial(struct cb_state *s, const struct cb_limits *l,
 		s->cooldown = 0;
 		/* CLOSED again: no opening is current any more. */
 		s->opened_at = -1;
-		set_str(&s->open_reason, NULL);
+		breaker_set_str(&s->open_reason, NULL);
 		move_to(s, l, res, CB_CLOSED, "Trial run succeeded", NULL,
 		    now);
 		return;
@@ -411,10 +411,10 @@ breaker_reset(struct cb_state *s, const struct cb_limits *l,
 	s->same_error_count = 0;
 	s->consecutive_errors = 0;
 	s->same_task_failures = 0;
-	set_str(&s->last_failed_task, NULL);
-	set_str(&s->last_error_hash, NULL);
+	breaker_set_str(&s->last_failed_task, NULL);
+	breaker_set_str(&s->last_error_hash, NULL);
 	s->opened_at = -1;
-	set_str(&s->open_reason, NULL);
+	breaker_set_str(&s->open_reason, NULL);
 	s->tripped = 0;
 	s->trials_left = 0;
 	s->cooldown = 0;
@@ -446,7 +446,7 @@ breaker_trip(struct cb_state *s, const struct cb_limits *l,
 		e.from = e.to = CB_OPEN;
 		breaker_add_event(s, l->history_size, &e);
 	}
-	set_str(&s->open_reason, r);
+	breaker_set_str(&s->open_reason, r);
 	s->tripped = 1;
 	s->trials_left = 0;
 	s->updated_at = now;

@@ -15,7 +15,7 @@
 
 #include <cJSON.h>
 
-#include "config.h"
+#include "cli.h"
 #include "optvalues.h"
 
 #define CONFIG_MAX (1024 * 1024)

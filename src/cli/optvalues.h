@@ -1,5 +1,5 @@
 /*
- * Value parsers and small helpers shared by cli.c, setopt.c, options.c and
+ * Value parsers and small helpers shared by cli.c, options.c and
  * config.c.
  */
 #ifndef CBEXEC_OPTVALUES_H

@@ -14,8 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "state.h"
+#include "core.h"
 
 /*
  * Days since 1970-01-01 of a proleptic Gregorian date, and back (Howard

@@ -17,7 +17,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include "digest.h"
+#include "core.h"
 
 #ifndef CRYPTO_SONAME
 #define CRYPTO_SONAME "libcrypto.so.3"

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "duration.h"
+#include "core.h"
 
 /* DURATION_MAX in milliseconds has 12 digits; allow leading zeros. */
 #define INT_DIGITS_MAX 12

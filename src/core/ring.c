@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ring.h"
+#include "core.h"
 
 int
 ring_init(struct ring *r, size_t cap)

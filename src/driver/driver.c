@@ -1,7 +1,8 @@
 /*
  * The loop of one invocation.  Under the circuit's lock: load the state,
  * then before each run ask the breaker for admission, hand the run to
- * run.c, and decide whether to go on: -n, --loop, --until-success, the
+ * run.c, judge and record what it did (the breaker, the durable save, the
+ * report), and decide whether to go on: -n, --loop, --until-success, the
  * budget, --delay and --backoff.  When the circuit opens, the OPEN block
  * and, on a terminal, the menu.  The exit status follows SPEC §2: the
  * command's own, unless cbexec intervened.
@@ -18,13 +19,13 @@
 
 #include <cJSON.h>
 
-#include "exitcodes.h"
+#include "driver.h"
 #include "invocation.h"
-#include "progress.h"
-#include "state.h"
-#include "supervise.h"
+#include "judge.h"
+#include "store.h"
+#include "run.h"
 
-int
+static int
 save(struct inv *v)
 {
 	char err[512];
@@ -47,7 +48,7 @@ budget_spent(struct inv *v)
 	return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_TIMEOUT;
 }
 
-void
+static void
 report_result(struct inv *v, const struct cb_result *res,
     const struct cb_state *before)
 {
@@ -55,13 +56,6 @@ report_result(struct inv *v, const struct cb_result *res,
 
 	for (i = 0; i < res->n; i++)
 		report_transition(&v->rep, &res->t[i], before, v->s.iteration);
-}
-
-void
-set_str(char **dst, const char *s)
-{
-	free(*dst);
-	*dst = s != NULL ? strdup(s) : NULL;
 }
 
 /* Backoff before the next run after n consecutive failures. */
@@ -88,7 +82,7 @@ backoff_delay(const struct options *o, int n)
  * so.  With one, the menu: returns -1 to go on (Reset, Modify), else the
  * exit status.
  */
-int
+static int
 opened(struct inv *v, const struct status_report *st, int code)
 {
 	struct cb_result res;
@@ -115,7 +109,7 @@ opened(struct inv *v, const struct status_report *st, int code)
 		{
 			char *g = utf8_sanitize(guidance, strlen(guidance));
 
-			set_str(&v->s.guidance, g != NULL ? g : "");
+			breaker_set_str(&v->s.guidance, g != NULL ? g : "");
 			free(g);
 		}
 		report_event(&v->rep, "guidance", guidance);
@@ -155,35 +149,128 @@ dir_of(const char *path)
 	return d;
 }
 
-int
-reporter_open(struct reporter *r, const struct options *o,
-    const struct circuit *c)
+static int
+in_codes(const struct codes *c, int v)
 {
-	memset(r, 0, sizeof(*r));
-	r->label = c->label;
-	r->name = o->name;
-	r->state_path = c->path;
-	r->verbosity = o->verbosity;
-	r->color = isatty(STDERR_FILENO) && getenv("NO_COLOR") == NULL;
-	r->log_fd = -1;
-	r->metrics_path = o->metrics_path;
-	r->hook = o->on_state_change;
-	r->hook_timeout = o->kill_after;
-	if (o->log_path != NULL && (r->log_fd = open(o->log_path,
-	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) == -1) {
-		fprintf(stderr, "cbexec: %s: %s\n", o->log_path,
-		    strerror(errno));
-		return -1;
-	}
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i] == v)
+			return 1;
 	return 0;
 }
 
-void
-reporter_close(struct reporter *r)
+/* The exit status a run stands for on its own (SPEC §2); fatal: its class
+ * is fatal and its exit code is not one --ignore-exit-codes names. */
+static int
+run_exit(const struct sup_result *r, int fatal)
 {
-	if (r->log_fd != -1)
-		close(r->log_fd);
-	r->log_fd = -1;
+	if (r->exec_errno != 0)
+		return r->exec_errno == ENOENT ? CB_EXIT_NOTFOUND :
+		    CB_EXIT_NOEXEC;
+	if (r->timed_out)
+		return CB_EXIT_TIMEOUT;
+	if (fatal)
+		return CB_EXIT_ABORT;
+	if (r->signo != 0)
+		return CB_EXIT_SIGNAL + r->signo;
+	return r->exit_code;
+}
+
+static enum cb_outcome
+run_outcome(const struct sup_result *r, int fatal)
+{
+	if (r->exec_errno != 0)
+		return r->exec_errno == ENOENT ? OUT_NOTFOUND : OUT_NOEXEC;
+	if (r->timed_out)
+		return OUT_TIMEOUT;
+	if (fatal)
+		return OUT_ABORT;
+	if (r->signo != 0)
+		return OUT_SIGNAL;
+	return r->exit_code == 0 ? OUT_OK : OUT_EXIT;
+}
+
+/*
+ * Judge the run d, record it in the breaker, save and report it.  Returns
+ * -1 to go on looping, else the invocation's exit status; *code gets the
+ * run's own exit status, *failed whether it counts as a failure.
+ */
+static int
+record(struct inv *v, const struct run_done *d, int *code, int *failed)
+{
+	struct options *o = v->o;
+	const struct sup_result *r = &d->r;
+	struct cb_run run;
+	struct cb_result res;
+	struct run_report rr;
+	char err[512];
+	int progress, success, fatal;
+
+	success = d->c.cls == CB_CLASS_SUCCESS;
+	progress = judge_progress(&v->px, &v->s.last_progress_metric,
+	    &d->before, &d->after, &d->st, &d->cmd, success);
+
+	memset(&run, 0, sizeof(run));
+	run.progress = progress;
+	run.ignored = r->exec_errno == 0 && r->signo == 0 && !r->timed_out &&
+	    in_codes(&o->ignore_codes, r->exit_code) && !success;
+	run.cls = d->c.cls;
+	run.type = d->c.type;
+	run.message = d->c.message;
+	run.hash = d->c.hash;
+	run.task = d->task != NULL ? d->task : o->task;
+	run.exit_code = r->signo != 0 ? CB_EXIT_SIGNAL + r->signo :
+	    r->exit_code;
+	if (r->exec_errno != 0)
+		run.exit_code = r->exec_errno == ENOENT ? 127 : 126;
+
+	breaker_record(&v->s, &o->limits, &run, wall_now(), &res);
+	if (d->after.git[0] || d->after.files[0])
+		breaker_set_str(&v->s.last_fingerprint, d->after.git[0] ?
+		    d->after.git : d->after.files);
+	/* An exit code the caller said to ignore is never fatal either. */
+	fatal = d->c.cls == CB_CLASS_FATAL && !run.ignored;
+	*code = run_exit(r, fatal);
+	*failed = !success && !run.ignored;
+	v->s.outcome = res.outcome != OUT_OK ? res.outcome :
+	    run_outcome(r, fatal);
+	if (sup_aborted())
+		v->s.outcome = OUT_ABORT;
+	if (save(v) == -1)
+		return CB_EXIT_ERROR;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.iteration = v->s.iteration;
+	rr.started = d->started;
+	rr.duration = r->duration;
+	rr.exit_code = r->exec_errno ? run.exit_code : r->exit_code;
+	rr.signo = r->signo;
+	rr.timed_out = r->timed_out;
+	rr.progress = progress;
+	rr.ignored = run.ignored;
+	rr.c = &d->c;
+	report_run(&v->rep, &rr);
+	/* The hook sees the counters that caused the transition. */
+	report_result(v, &res, &v->s);
+	if (v->rep.metrics_path != NULL &&
+	    report_metrics(&v->rep, &v->s, r->duration, err, sizeof(err)) == -1)
+		report_warn(&v->rep, "%s", err);
+
+	if (sup_aborted())
+		return CB_EXIT_ABORT;
+	if (res.outcome == OUT_OPEN || res.outcome == OUT_STUCK ||
+	    res.outcome == OUT_ABORT)
+		return opened(v, &d->st, res.outcome == OUT_OPEN ?
+		    CB_EXIT_OPEN : res.outcome == OUT_STUCK ? CB_EXIT_STUCK :
+		    r->exec_errno != 0 ? *code : CB_EXIT_ABORT);
+	if (r->budget_expired)
+		return CB_EXIT_TIMEOUT;
+	if (fatal)
+		return *code;
+	if (status_done(&d->st))
+		return CB_EXIT_OK;
+	return -1;
 }
 
 static int
@@ -199,6 +286,7 @@ int
 driver_run(struct options *o, const struct circuit *c)
 {
 	struct inv v;
+	struct run_done d;
 	struct cb_result res;
 	char err[512];
 	long runs = 0;
@@ -208,7 +296,6 @@ driver_run(struct options *o, const struct circuit *c)
 	memset(&v, 0, sizeof(v));
 	v.o = o;
 	v.c = c;
-	v.phase = options_phase(o);
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 
 	menu_save_tty();
@@ -242,16 +329,22 @@ driver_run(struct options *o, const struct circuit *c)
 		close(lock);
 		return CB_EXIT_ERROR;
 	}
-	if (reporter_open(&v.rep, o, c) == -1)
+	if (circuit_reporter(o, c, &v.rep) == -1)
 		goto out;
 	if (o->phase != NULL)
-		set_str(&v.s.phase, o->phase);
+		breaker_set_str(&v.s.phase, o->phase);
 	v.state_dir = dir_of(c->path);
 
-	v.sources = o->progress & ~PROG_AUTO;
+	v.px.sources = o->progress & ~PROG_AUTO;
 	if (o->progress & PROG_AUTO)
-		v.sources |= (progress_in_git() ? PROG_GIT : PROG_EXIT) |
+		v.px.sources |= (progress_in_git() ? PROG_GIT : PROG_EXIT) |
 		    PROG_STATUS;
+	v.px.phase = options_phase(o);
+	v.px.files.watch = o->watch.v;
+	v.px.files.n_watch = o->watch.n;
+	v.px.files.exclude = o->exclude.v;
+	v.px.files.n_exclude = o->exclude.n;
+	v.px.files.state_dir = v.state_dir;
 
 	for (;;) {
 		if (v.deadline > 0 && mono_now() >= v.deadline) {
@@ -269,7 +362,12 @@ driver_run(struct options *o, const struct circuit *c)
 			if (save(&v) == -1)
 				break;
 		}
-		rc = one_run(&v, &code, &failed);
+		if (run_once(&v, &d) == -1) {
+			ret = CB_EXIT_ERROR;
+			break;
+		}
+		rc = record(&v, &d, &code, &failed);
+		run_done_free(&d);
 		runs++;
 		if (rc >= 0) {
 			ret = rc;

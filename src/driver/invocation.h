@@ -1,57 +1,48 @@
 /*
- * The parts of one invocation that driver.c (the loop), run.c (one run)
- * and judge.c (progress) share.  Private to those three files.
+ * Shared by the files of driver/: the invocation the loop (driver.c)
+ * drives, what one run (run.c) hands back to it, and the circuit's
+ * reporter (circuit.c).
  */
 #ifndef CBEXEC_INVOCATION_H
 #define CBEXEC_INVOCATION_H
 
 #include "cli.h"
 #include "driver.h"
+#include "judge.h"
 #include "report.h"
-#include "progress.h"
-#include "status.h"
+#include "run.h"
 
 struct inv {
 	struct options *o;
 	const struct circuit *c;
 	struct cb_state s;
 	struct reporter rep;
-	const struct phase_def *phase;
-	unsigned sources;	/* PROG_* after resolving auto */
+	struct progress_ctx px;	/* sources after resolving auto, phase */
 	double deadline;	/* budget end, mono_now() clock; 0 none */
 	char *state_dir;	/* excluded from "files" */
 	int retry;		/* the operator chose Reset or Modify */
 };
 
-/* Fingerprints before or after a run; "" when the source is off. */
-struct prints {
-	char git[DIGEST_HEX_LEN + 1];
-	char files[DIGEST_HEX_LEN + 1];
-	struct files_watch *fw;	/* before: what changed since "files" */
+/* What one run did, as run.c saw it; the loop judges and records it. */
+struct run_done {
+	struct sup_result r;
+	int have_result;		/* r is filled (free it) */
+	double started;			/* wall clock */
+	struct status_report st;	/* what the command reported */
+	struct status_report cmd;	/* --progress-cmd's metrics */
+	struct prints before, after;	/* work-tree fingerprints */
+	struct classification c;
+	char *task;			/* the reported TASK as UTF-8, or NULL */
 };
 
-/* Save the state; -1 with the message printed. */
-int save(struct inv *v);
-/* Log and hook every transition in res; before: counters for hooks. */
-void report_result(struct inv *v, const struct cb_result *res,
-    const struct cb_state *before);
-void set_str(char **dst, const char *s);
-/* The circuit just opened: the OPEN block, and the menu on a terminal.
- * -1 to go on, else the exit status. */
-int opened(struct inv *v, const struct status_report *st, int code);
-int in_codes(const struct codes *c, int v);
+/* Run COMMAND once (run.c): 0 with *d filled (free it with
+ * run_done_free), -1 when cbexec itself failed (message printed). */
+int run_once(struct inv *v, struct run_done *d);
+void run_done_free(struct run_done *d);
 
-/* One run and everything after it (run.c): -1 to go on looping, else
- * the invocation's exit status; *code: the run's own exit status. */
-int one_run(struct inv *v, int *code, int *failed);
-
-/* Work-tree fingerprints for the enabled sources (judge.c): before the
- * run (before NULL), or after it, when before's watch may spare a walk
- * (and is freed). */
-void take_prints(struct inv *v, struct prints *p, struct prints *before);
-/* SPEC §3.1: did this run make progress? */
-int judge_progress(struct inv *v, const struct prints *before,
-    const struct prints *after, const struct status_report *st,
-    const struct status_report *cmd, int success);
+/* The reporter for circuit c, its --log opened (circuit.c); 0, or -1 with
+ * the message printed. */
+int circuit_reporter(const struct options *o, const struct circuit *c,
+    struct reporter *r);
 
 #endif

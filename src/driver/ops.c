@@ -1,8 +1,8 @@
 /*
- * Which circuit an invocation means, and the operator commands: --status
- * and --history read the state without the lock (a running cbexec holds
- * it for as long as its command runs); --reset-circuit and --trip take the
- * lock, waiting up to 5 s for a running cbexec to finish its write.
+ * The operator commands: --status and --history read the state without
+ * the lock (a running cbexec holds it for as long as its command runs);
+ * --reset-circuit and --trip take the lock, waiting up to 5 s for a
+ * running cbexec to finish its write.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,77 +11,11 @@
 #include <unistd.h>
 
 #include "driver.h"
-#include "exitcodes.h"
+#include "invocation.h"
 #include "report.h"
-#include "state.h"
+#include "store.h"
 
 #define OPERATOR_LOCK_WAIT 5.0
-
-static const char *
-env_nonempty(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && *v != '\0' ? v : NULL;
-}
-
-int
-circuit_resolve(const struct options *o, struct circuit *c, char *err,
-    size_t len)
-{
-	const char *dir, *base, *env_state = env_nonempty("CBEXEC_STATE");
-	char cflag[4200] = "";
-	int r = 0;
-
-	memset(c, 0, sizeof(*c));
-	if (o->chdir != NULL)
-		snprintf(cflag, sizeof(cflag), "-C %s ", o->chdir);
-	if (o->state_path != NULL || (o->name == NULL && env_state != NULL)) {
-		const char *p = o->state_path ? o->state_path : env_state;
-
-		c->path = strdup(p);
-		c->label = strdup(p);
-		r = asprintf(&c->reset_hint, "cbexec %s--reset-circuit "
-		    "--state %s", p[0] == '/' ? "" : cflag, p);
-	} else if (o->name != NULL) {
-		if ((dir = env_nonempty("CBEXEC_STATE_DIR")) != NULL)
-			r = asprintf(&c->path, "%s/%s.json", dir, o->name);
-		else if ((base = env_nonempty("XDG_STATE_HOME")) != NULL)
-			r = asprintf(&c->path, "%s/cbexec/%s.json", base,
-			    o->name);
-		else if ((base = env_nonempty("HOME")) != NULL)
-			r = asprintf(&c->path, "%s/.local/state/cbexec/%s.json",
-			    base, o->name);
-		else {
-			snprintf(err, len, "--name %s: neither CBEXEC_STATE_DIR, "
-			    "XDG_STATE_HOME nor HOME is set", o->name);
-			return -1;
-		}
-		if (r != -1)
-			r = asprintf(&c->reset_hint, "cbexec --reset-circuit "
-			    "--name %s", o->name);
-		c->label = strdup(o->name);
-	} else {
-		c->path = strdup(".cbexec/state.json");
-		c->label = strdup(".cbexec/state.json");
-		r = asprintf(&c->reset_hint, "cbexec %s--reset-circuit",
-		    cflag);
-	}
-	if (r == -1 || c->path == NULL || c->label == NULL) {
-		snprintf(err, len, "out of memory");
-		return -1;
-	}
-	return 0;
-}
-
-void
-circuit_free(struct circuit *c)
-{
-	free(c->path);
-	free(c->label);
-	free(c->reset_hint);
-	memset(c, 0, sizeof(*c));
-}
 
 static int
 load(const struct options *o, const struct circuit *c, struct cb_state *s)
@@ -171,7 +105,7 @@ operate(const struct options *o, const struct circuit *c, int reset)
 			return CB_EXIT_ERROR;
 		}
 	}
-	if (reporter_open(&rep, o, c) == -1)
+	if (circuit_reporter(o, c, &rep) == -1)
 		goto out;
 	breaker_snapshot(&s, &before);
 	if (reset)

@@ -1,7 +1,8 @@
 /*
  * One run: the command's environment and status file, the supervised run
- * itself (supervise.c), its status report, progress (judge.c), the
- * classification, the breaker's record, the durable save and the report.
+ * itself (run/), the status it reported, the work-tree fingerprints around
+ * it and its classification.  It returns what the run did; the loop
+ * (driver.c) judges progress, records it in the breaker, saves and reports.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,24 +16,13 @@
 
 #include <cJSON.h>
 
-#include "exitcodes.h"
+#include "driver.h"
 #include "invocation.h"
-#include "progress.h"
-#include "state.h"
-#include "supervise.h"
+#include "judge.h"
+#include "store.h"
+#include "run.h"
 
 extern char **environ;
-
-int
-in_codes(const struct codes *c, int v)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++)
-		if (c->v[i] == v)
-			return 1;
-	return 0;
-}
 
 /* The environment of the command: ours minus stale CBEXEC_* values,
  * plus this run's. */
@@ -149,73 +139,49 @@ read_status_file(const char *path, struct status_report *r,
 }
 
 
-/* The exit status a run stands for on its own (SPEC §2); fatal: its class
- * is fatal and its exit code is not one --ignore-exit-codes names. */
-static int
-run_exit(const struct sup_result *r, int fatal)
+/* The run's stdout, as it passes, goes to the status block scanner. */
+static void
+scan_stdout(void *sc, const char *p, size_t n)
 {
-	if (r->exec_errno != 0)
-		return r->exec_errno == ENOENT ? CB_EXIT_NOTFOUND :
-		    CB_EXIT_NOEXEC;
-	if (r->timed_out)
-		return CB_EXIT_TIMEOUT;
-	if (fatal)
-		return CB_EXIT_ABORT;
-	if (r->signo != 0)
-		return CB_EXIT_SIGNAL + r->signo;
-	return r->exit_code;
+	status_scanner_feed(sc, p, n);
 }
 
-static enum cb_outcome
-run_outcome(const struct sup_result *r, int fatal)
+/* Tell the operator which fingerprints could not be taken. */
+static void
+warn_prints(struct inv *v, unsigned failed)
 {
-	if (r->exec_errno != 0)
-		return r->exec_errno == ENOENT ? OUT_NOTFOUND : OUT_NOEXEC;
-	if (r->timed_out)
-		return OUT_TIMEOUT;
-	if (fatal)
-		return OUT_ABORT;
-	if (r->signo != 0)
-		return OUT_SIGNAL;
-	return r->exit_code == 0 ? OUT_OK : OUT_EXIT;
+	if (failed & PROG_GIT)
+		report_warn(&v->rep, "progress: git fingerprint failed");
+	if (failed & PROG_FILES)
+		report_warn(&v->rep, "progress: files fingerprint failed");
 }
 
-/* One run and everything after it.  Returns -1 to go on looping, else the
- * invocation's exit status; *code gets the run's own exit status. */
 int
-one_run(struct inv *v, int *code, int *failed)
+run_once(struct inv *v, struct run_done *d)
 {
 	struct options *o = v->o;
 	struct sup_cfg cfg;
-	struct sup_result r;
-	struct status_report st, cmd;
 	struct status_scanner *sc = NULL;
-	struct classification c;
 	struct run_facts f;
-	struct prints before, after;
-	struct cb_run run;
-	struct cb_result res;
-	struct run_report rr;
-	char sfile[4096], err[512], *task = NULL;
-	const char *tmpdir = getenv("TMPDIR");
-	double started;
-	int ret = -1, progress, success, fatal;
+	char sfile[4096], err[512];
+	char *e = NULL, *out = NULL;
+	size_t el = 0, ol = 0;
+	int ret = -1;
 
+	memset(d, 0, sizeof(*d));
 	memset(&cfg, 0, sizeof(cfg));
-	memset(&c, 0, sizeof(c));
-	memset(&before, 0, sizeof(before));
-	status_init(&st);
-	status_init(&cmd);
+	status_init(&d->st);
+	status_init(&d->cmd);
 	if (make_status_file(sfile, sizeof(sfile)) == -1) {
 		fprintf(stderr, "cbexec: cannot create the status file: %s\n",
 		    strerror(errno));
-		return CB_EXIT_ERROR;
+		return -1;
 	}
 	if (o->argv != NULL && (cfg.envp = child_env(v, sfile)) == NULL)
 		goto oom;
 	if (!o->no_capture_stdout && (sc = status_scanner_new()) == NULL)
 		goto oom;
-	take_prints(v, &before, NULL);
+	warn_prints(v, take_prints(&v->px, &d->before, NULL));
 
 	cfg.argv = o->argv;
 	cfg.timeout = o->timeout;
@@ -225,155 +191,81 @@ one_run(struct inv *v, int *code, int *failed)
 	cfg.capture_bytes = o->capture_bytes;
 	cfg.capture_stdout = !o->no_capture_stdout;
 	cfg.keep_orphans = o->keep_orphans;
-	cfg.scanner = sc;
-	started = wall_now();
-	if (sup_run(&cfg, &r) == -1) {
+	if (sc != NULL) {
+		cfg.tap = scan_stdout;
+		cfg.tap_arg = sc;
+	}
+	d->started = wall_now();
+	if (sup_run(&cfg, &d->r) == -1) {
 		fprintf(stderr, "cbexec: cannot run %s: %s\n", o->argv[0],
 		    strerror(errno));
-		ret = CB_EXIT_ERROR;
-		goto out_noresult;
+		goto out;
 	}
+	d->have_result = 1;
 
-	read_status_file(sfile, &st, &v->rep);
-	if (!st.present && sc != NULL) {
-		status_scanner_result(sc, &st);
-		if (!st.present && st.warning[0] != '\0')
-			report_warn(&v->rep, "status block: %s", st.warning);
+	read_status_file(sfile, &d->st, &v->rep);
+	if (!d->st.present && sc != NULL) {
+		status_scanner_result(sc, &d->st);
+		if (!d->st.present && d->st.warning[0] != '\0')
+			report_warn(&v->rep, "status block: %s",
+			    d->st.warning);
 	}
 	if ((o->progress & PROG_CMD) && o->progress_cmd != NULL &&
 	    progress_cmd(o->progress_cmd, o->timeout > 0 ? o->timeout : 120,
-	    &cmd, err, sizeof(err)) == -1)
+	    &d->cmd, err, sizeof(err)) == -1)
 		report_warn(&v->rep, "%s", err);
-	take_prints(v, &after, &before);
+	warn_prints(v, take_prints(&v->px, &d->after, &d->before));
 
 	memset(&f, 0, sizeof(f));
 	f.command = o->argv[0];
-	f.exec_errno = r.exec_errno;
-	f.exit_code = r.exit_code;
-	f.signo = r.signo;
-	f.signalled_by_us = r.signalled_by_us;
-	f.timed_out = r.timed_out;
-	{
-		size_t el = 0, ol = 0;
-		char *e = ring_dup(&r.err, &el), *out = ring_dup(&r.out, &ol);
-
-		f.err = e;
-		f.err_len = el;
-		f.out = cfg.capture_stdout ? out : NULL;
-		f.out_len = cfg.capture_stdout ? ol : 0;
-		f.ok_codes = o->ok_codes.v;
-		f.n_ok_codes = o->ok_codes.n;
-		f.tmpdir = tmpdir;
-		if (e == NULL || out == NULL || classify(o->rules, o->n_rules,
-		    &f, &c) == -1) {
-			free(e);
-			free(out);
-			goto oom_result;
-		}
-		free(e);
-		free(out);
-	}
-	success = c.cls == CB_CLASS_SUCCESS;
-	progress = judge_progress(v, &before, &after, &st, &cmd, success);
-
-	memset(&run, 0, sizeof(run));
-	run.progress = progress;
-	run.ignored = r.exec_errno == 0 && r.signo == 0 && !r.timed_out &&
-	    in_codes(&o->ignore_codes, r.exit_code) && !success;
-	run.cls = c.cls;
-	run.type = c.type;
-	run.message = c.message;
-	run.hash = c.hash;
+	f.exec_errno = d->r.exec_errno;
+	f.exit_code = d->r.exit_code;
+	f.signo = d->r.signo;
+	f.signalled_by_us = d->r.signalled_by_us;
+	f.timed_out = d->r.timed_out;
+	if ((e = ring_dup(&d->r.err, &el)) == NULL ||
+	    (out = ring_dup(&d->r.out, &ol)) == NULL)
+		goto oom;
+	f.err = e;
+	f.err_len = el;
+	f.out = cfg.capture_stdout ? out : NULL;
+	f.out_len = cfg.capture_stdout ? ol : 0;
+	f.ok_codes = o->ok_codes.v;
+	f.n_ok_codes = o->ok_codes.n;
+	f.tmpdir = getenv("TMPDIR");
+	if (classify(o->rules, o->n_rules, &f, &d->c) == -1)
+		goto oom;
 	/* A task the command reported goes into the state file: UTF-8. */
-	if (st.task != NULL && (task = utf8_sanitize(st.task,
-	    strlen(st.task))) == NULL)
-		goto oom_result;
-	run.task = task != NULL ? task : o->task;
-	run.exit_code = r.signo != 0 ? CB_EXIT_SIGNAL + r.signo : r.exit_code;
-	if (r.exec_errno != 0)
-		run.exit_code = r.exec_errno == ENOENT ? 127 : 126;
-
-	breaker_record(&v->s, &o->limits, &run, wall_now(), &res);
-	if (after.git[0] || after.files[0])
-		set_str(&v->s.last_fingerprint, after.git[0] ? after.git :
-		    after.files);
-	/* An exit code the caller said to ignore is never fatal either. */
-	fatal = c.cls == CB_CLASS_FATAL && !run.ignored;
-	*code = run_exit(&r, fatal);
-	*failed = !success && !run.ignored;
-	v->s.outcome = res.outcome != OUT_OK ? res.outcome :
-	    run_outcome(&r, fatal);
-	if (sup_aborted())
-		v->s.outcome = OUT_ABORT;
-	if (save(v) == -1) {
-		ret = CB_EXIT_ERROR;
-		goto out;
-	}
-
-	memset(&rr, 0, sizeof(rr));
-	rr.iteration = v->s.iteration;
-	rr.started = started;
-	rr.duration = r.duration;
-	rr.exit_code = r.exec_errno ? run.exit_code : r.exit_code;
-	rr.signo = r.signo;
-	rr.timed_out = r.timed_out;
-	rr.progress = progress;
-	rr.ignored = run.ignored;
-	rr.c = &c;
-	report_run(&v->rep, &rr);
-	/* The hook sees the counters that caused the transition. */
-	report_result(v, &res, &v->s);
-	if (v->rep.metrics_path != NULL &&
-	    report_metrics(&v->rep, &v->s, r.duration, err, sizeof(err)) == -1)
-		report_warn(&v->rep, "%s", err);
-
-	if (sup_aborted()) {
-		ret = CB_EXIT_ABORT;
-		goto out;
-	}
-	if (res.outcome == OUT_OPEN || res.outcome == OUT_STUCK ||
-	    res.outcome == OUT_ABORT) {
-		int trip = res.outcome == OUT_OPEN ? CB_EXIT_OPEN :
-		    res.outcome == OUT_STUCK ? CB_EXIT_STUCK :
-		    r.exec_errno != 0 ? *code : CB_EXIT_ABORT;
-
-		ret = opened(v, &st, trip);
-		goto out;
-	}
-	if (r.budget_expired) {
-		ret = CB_EXIT_TIMEOUT;
-		goto out;
-	}
-	if (fatal) {
-		ret = *code;
-		goto out;
-	}
-	if (status_done(&st)) {
-		ret = CB_EXIT_OK;
-		goto out;
-	}
-out:
-	sup_result_free(&r);
-out_noresult:
-	files_watch_free(before.fw);
-	free(task);
-	classification_free(&c);
-	status_free(&st);
-	status_free(&cmd);
-	status_scanner_free(sc);
-	free_env(cfg.envp);
-	unlink(sfile);
-	return ret;
-oom_result:
-	sup_result_free(&r);
-	classification_free(&c);
+	if (d->st.task != NULL && (d->task = utf8_sanitize(d->st.task,
+	    strlen(d->st.task))) == NULL)
+		goto oom;
+	ret = 0;
+	goto out;
 oom:
 	fprintf(stderr, "cbexec: out of memory\n");
-	files_watch_free(before.fw);
+out:
+	free(e);
+	free(out);
 	status_scanner_free(sc);
 	free_env(cfg.envp);
 	unlink(sfile);
-	status_free(&st);
-	status_free(&cmd);
-	return CB_EXIT_ERROR;
+	if (ret == -1)
+		run_done_free(d);
+	return ret;
+}
+
+void
+run_done_free(struct run_done *d)
+{
+	if (d->have_result)
+		sup_result_free(&d->r);
+	d->have_result = 0;
+	files_watch_free(d->before.fw);
+	files_watch_free(d->after.fw);
+	d->before.fw = d->after.fw = NULL;
+	free(d->task);
+	d->task = NULL;
+	classification_free(&d->c);
+	status_free(&d->st);
+	status_free(&d->cmd);
 }

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "classify.h"
-#include "classify_int.h"
+#include "judge.h"
+#include "text.h"
 
 /*
  * The built-in table, in SPEC order.  Per row: a case-insensitive and a

@@ -19,7 +19,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -29,8 +28,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "progress.h"
-#include "progress_int.h"
+#include "judge.h"
+#include "fswatch.h"
 
 #define MAX_THREADS	4
 
@@ -61,26 +60,6 @@ struct entry {
 	size_t name;		/* offset into the names buffer */
 	int64_t rec[4];		/* size, mtime s, mtime ns, mode */
 };
-
-static int
-excluded(const struct progress_cfg *c, const char *path, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < c->n_exclude; i++)
-		if (fnmatch(c->exclude[i], path, 0) == 0 ||
-		    fnmatch(c->exclude[i], name, 0) == 0)
-			return 1;
-	return 0;
-}
-
-int
-files_excluded(const struct progress_cfg *c, const char *path,
-    const char *name)
-{
-	return strcmp(name, ".git") == 0 ||
-	    (c->n_exclude > 0 && excluded(c, path, name));
-}
 
 /* Queue a directory; called with the lock held.  0 / -1 (ENOMEM). */
 static int

@@ -18,9 +18,13 @@
  * directories would take more than a quarter of the user's inotify watches
  * (editors and build tools need them too).  Writes through a mapping are
  * the one blind spot left.
+ *
+ * Which paths the fingerprint leaves out (files_excluded) is decided here,
+ * for the walk and the watch alike.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -32,8 +36,8 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include "progress.h"
-#include "progress_int.h"
+#include "judge.h"
+#include "fswatch.h"
 
 #define MASK (IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE | \
 	IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
@@ -82,6 +86,26 @@ watch_limit(void)
 		fclose(f);
 	}
 	return max / 4;
+}
+
+static int
+excluded(const struct progress_cfg *c, const char *path, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_exclude; i++)
+		if (fnmatch(c->exclude[i], path, 0) == 0 ||
+		    fnmatch(c->exclude[i], name, 0) == 0)
+			return 1;
+	return 0;
+}
+
+int
+files_excluded(const struct progress_cfg *c, const char *path,
+    const char *name)
+{
+	return strcmp(name, ".git") == 0 ||
+	    (c->n_exclude > 0 && excluded(c, path, name));
 }
 
 int

@@ -21,9 +21,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "progress.h"
-#include "child.h"
-#include "progress_int.h"
+#include "judge.h"
+#include "run.h"
 
 extern char **environ;
 

@@ -6,14 +6,14 @@
  * normalize_message runs one pass per SPEC step over the message, each
  * pass a left-to-right scan with a matcher that says how many bytes at this
  * position to replace with the step's placeholder.  Character classes are
- * ASCII (classify_int.h), so the fingerprint never depends on locale.
+ * ASCII (text.h), so the fingerprint never depends on locale.
  * error_fingerprint hashes the type, a NUL and the normalised message.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "classify.h"
-#include "classify_int.h"
+#include "judge.h"
+#include "text.h"
 
 /*
  * normalize_message, one pass per step.  A matcher returns how many bytes

@@ -8,15 +8,14 @@
  * values live in the state file's last_progress_metric, one object per
  * phase, which phase_remember updates after a run that made progress.
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include <cJSON.h>
 
-#include "progress.h"
-#include "progress_int.h"
+#include "judge.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 int
 progress_parse_list(const char *s, unsigned *mask, char *err, size_t errlen)
@@ -32,7 +31,8 @@ progress_parse_list(const char *s, unsigned *mask, char *err, size_t errlen)
 	for (;;) {
 		n = strcspn(s, ",");
 		if (n == 0) {
-			seterr(err, errlen, "empty word in progress list");
+			if (err != NULL && errlen > 0)
+				snprintf(err, errlen, "empty word in progress list");
 			return -1;
 		}
 		for (i = 0; i < NELEM(words); i++)
@@ -40,8 +40,9 @@ progress_parse_list(const char *s, unsigned *mask, char *err, size_t errlen)
 			    strncmp(words[i].word, s, n) == 0)
 				break;
 		if (i == NELEM(words)) {
-			seterr(err, errlen, "unknown progress source '%.*s'",
-			    (int)n, s);
+			if (err != NULL && errlen > 0)
+				snprintf(err, errlen, "unknown progress "
+				    "source '%.*s'", (int)n, s);
 			return -1;
 		}
 		m |= words[i].bit;

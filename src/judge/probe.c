@@ -22,16 +22,19 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include "progress.h"
-#include "child.h"
-#include "clock.h"
-#include "progress_int.h"
+#include "judge.h"
+#include "run.h"
+#include "core.h"
 
 #define CMD_MAX_OUTPUT (64 * 1024)
 
 extern char **environ;
 
-void
+/* vsnprintf into err, when there is an err to write to. */
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

@@ -1,41 +1,35 @@
 /*
- * Progress (SPEC §3.1): work-tree fingerprints taken before and after a
- * run, the phase rule over reported metrics with its baseline in
- * last_progress_metric, and the other sources for when no phase decides.
+ * Did a run make progress (SPEC §3.1)?  Work-tree fingerprints taken
+ * before and after it, the phase rule over reported metrics with its
+ * baseline (the state's last_progress_metric), and the other sources for
+ * when no phase decides.
  */
 #include <string.h>
 
 #include <cJSON.h>
 
-#include "invocation.h"
 #include "judge.h"
 
-void
-take_prints(struct inv *v, struct prints *p, struct prints *before)
+unsigned
+take_prints(const struct progress_ctx *x, struct prints *p,
+    struct prints *before)
 {
-	struct progress_cfg pc;
+	unsigned failed = 0;
 
 	p->git[0] = p->files[0] = '\0';
 	p->fw = NULL;
-	if ((v->sources & PROG_GIT) && progress_git(p->git) == -1) {
-		report_warn(&v->rep, "progress: git fingerprint failed");
+	if ((x->sources & PROG_GIT) && progress_git(p->git) == -1) {
+		failed |= PROG_GIT;
 		p->git[0] = '\0';
 	}
-	if (v->sources & PROG_FILES) {
-		memset(&pc, 0, sizeof(pc));
-		pc.watch = v->o->watch.v;
-		pc.n_watch = v->o->watch.n;
-		pc.exclude = v->o->exclude.v;
-		pc.n_exclude = v->o->exclude.n;
-		pc.state_dir = v->state_dir;
+	if (x->sources & PROG_FILES) {
 		/* Nothing changed since the walk before: the same print. */
 		if (before != NULL && before->files[0] != '\0' &&
 		    !files_changed(before->fw))
 			memcpy(p->files, before->files, sizeof(p->files));
-		else if (progress_files(&pc, p->files, before == NULL ?
+		else if (progress_files(&x->files, p->files, before == NULL ?
 		    &p->fw : NULL) == -1) {
-			report_warn(&v->rep, "progress: files fingerprint "
-			    "failed");
+			failed |= PROG_FILES;
 			p->files[0] = '\0';
 		}
 	}
@@ -43,15 +37,15 @@ take_prints(struct inv *v, struct prints *p, struct prints *before)
 		files_watch_free(before->fw);
 		before->fw = NULL;
 	}
+	return failed;
 }
 
 static cJSON *
-phase_baseline(struct inv *v, const char *key)
+phase_baseline(cJSON **root, const char *key)
 {
-	if (v->s.last_progress_metric == NULL)
-		v->s.last_progress_metric = cJSON_CreateObject();
-	return cJSON_GetObjectItemCaseSensitive(v->s.last_progress_metric,
-	    key);
+	if (*root == NULL)
+		*root = cJSON_CreateObject();
+	return cJSON_GetObjectItemCaseSensitive(*root, key);
 }
 
 /* Whether every phase metric r reports already has a baseline. */
@@ -78,15 +72,15 @@ has_baseline(const struct phase_def *p, const struct status_report *r,
 /* "went up" for --progress-cmd without a phase: any metric above the
  * value it had after the previous run. */
 static int
-cmd_went_up(struct inv *v, const struct status_report *r)
+cmd_went_up(cJSON **root, const struct status_report *r)
 {
-	cJSON *base = phase_baseline(v, "cmd"), *item;
+	cJSON *base = phase_baseline(root, "cmd"), *item;
 	int up = 0;
 	size_t i;
 
 	if (base == NULL) {
 		base = cJSON_CreateObject();
-		cJSON_AddItemToObject(v->s.last_progress_metric, "cmd", base);
+		cJSON_AddItemToObject(*root, "cmd", base);
 		up = -1;	/* first report: a baseline only */
 	}
 	for (i = 0; i < r->n_metrics; i++) {
@@ -104,49 +98,50 @@ cmd_went_up(struct inv *v, const struct status_report *r)
 
 /* SPEC §3.1: did this run make progress? */
 int
-judge_progress(struct inv *v, const struct prints *before,
-    const struct prints *after, const struct status_report *st,
-    const struct status_report *cmd, int success)
+judge_progress(const struct progress_ctx *px, struct cJSON **baseline,
+    const struct prints *before, const struct prints *after,
+    const struct status_report *st, const struct status_report *cmd,
+    int success)
 {
 	int j = -1, any = 0;
 	double x;
 
 	if (st->present && st->status == RS_BLOCKED)
 		return 0;
-	if (v->phase != NULL) {
-		cJSON *base = phase_baseline(v, v->phase->name);
+	if (px->phase != NULL) {
+		cJSON *base = phase_baseline(baseline, px->phase->name);
 		const struct status_report *r = NULL;
 
 		/* The status report decides first, the command's metrics if
 		 * the status names none of the phase's. */
-		if (st->present && (j = phase_judge(v->phase, st, base)) != -1)
+		if (st->present && (j = phase_judge(px->phase, st, base)) != -1)
 			r = st;
 		else if (cmd->present &&
-		    (j = phase_judge(v->phase, cmd, base)) != -1)
+		    (j = phase_judge(px->phase, cmd, base)) != -1)
 			r = cmd;
 		if (r != NULL) {
 			/* A metric seen for the first time becomes the
 			 * baseline even without progress, or a "down" metric
 			 * could never show any. */
-			if (j == 1 || !has_baseline(v->phase, r, base))
-				phase_remember(v->s.last_progress_metric,
-				    v->phase, r);
+			if (j == 1 || !has_baseline(px->phase, r, base))
+				phase_remember(*baseline, px->phase, r);
 			return j;
 		}
 	}
-	if ((v->sources & PROG_GIT) && before->git[0] && after->git[0] &&
+	if ((px->sources & PROG_GIT) && before->git[0] && after->git[0] &&
 	    strcmp(before->git, after->git) != 0)
 		any = 1;
-	if ((v->sources & PROG_FILES) && before->files[0] &&
+	if ((px->sources & PROG_FILES) && before->files[0] &&
 	    after->files[0] && strcmp(before->files, after->files) != 0)
 		any = 1;
-	if ((v->sources & PROG_STATUS) && st->present &&
+	if ((px->sources & PROG_STATUS) && st->present &&
 	    ((status_metric(st, "tasks_completed", &x) && x > 0) ||
 	    (status_metric(st, "files_modified", &x) && x > 0)))
 		any = 1;
-	if ((v->sources & PROG_CMD) && cmd->present && cmd_went_up(v, cmd))
+	if ((px->sources & PROG_CMD) && cmd->present &&
+	    cmd_went_up(baseline, cmd))
 		any = 1;
-	if ((v->sources & PROG_EXIT) && success)
+	if ((px->sources & PROG_EXIT) && success)
 		any = 1;
 	return any;
 }

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "classify.h"
-#include "classify_int.h"
+#include "judge.h"
+#include "text.h"
 
 /*
  * A bound on the size of the automaton glibc's regcomp builds: it copies a

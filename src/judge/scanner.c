@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status.h"
-#include "status_int.h"
+#include "judge.h"
+#include "statuslines.h"
 
 #define BLOCK_MAX	(64 * 1024)
 #define MARK_MAX	23		/* strlen("---END_CBEXEC_STATUS---") */

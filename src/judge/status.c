@@ -17,8 +17,8 @@
 
 #include <cJSON.h>
 
-#include "status.h"
-#include "status_int.h"
+#include "judge.h"
+#include "statuslines.h"
 
 #define KEY_MAX		64
 #define METRICS_MAX	256		/* keeps the duplicate check cheap */

@@ -12,15 +12,110 @@
  * to its line by binary search over the line offsets, so a 64 KiB tail costs
  * one regexec per pattern, not one per line.  HTTP status codes are found
  * with strstr and a look at the bytes around each hit (status_at).
+ *
+ * strip_ansi copies the runs between ESC bytes with memchr and skips each
+ * escape sequence by its length (esc_len); it never removes a newline,
+ * which is what keeps the raw and the stripped copy line for line.  Both it
+ * and normalize.c append to the growable string, struct sbuf.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "classify.h"
-#include "classify_int.h"
+#include "judge.h"
+#include "text.h"
 
 #define MSG_MAX 4096	/* bytes of a message kept, cut at a UTF-8 boundary */
+
+void
+sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	size_t ncap;
+	char *np;
+
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		for (ncap = b->cap ? b->cap : 64; ncap < b->len + n + 1;)
+			ncap *= 2;
+		if ((np = realloc(b->p, ncap)) == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+/* The string, or NULL (everything freed) if any append failed. */
+char *
+sb_take(struct sbuf *b)
+{
+	if (b->oom) {
+		free(b->p);
+		return NULL;
+	}
+	return b->p != NULL ? b->p : strdup("");
+}
+
+/*
+ * Length of the escape sequence at s (s[0] is ESC): CSI, OSC (ended by BEL
+ * or ESC \), the nF sequences like ESC ( B, and two-byte ESC x.  A
+ * malformed sequence ends before the offending byte and never swallows a
+ * newline.
+ */
+static size_t
+esc_len(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i;
+
+	if (n < 2)
+		return 1;
+	if (u[1] == '[') {
+		for (i = 2; i < n && u[i] >= 0x30 && u[i] <= 0x3F; i++)
+			;
+		for (; i < n && u[i] >= 0x20 && u[i] <= 0x2F; i++)
+			;
+		return i < n && u[i] >= 0x40 && u[i] <= 0x7E ? i + 1 : i;
+	}
+	if (u[1] == ']') {
+		for (i = 2; i < n && u[i] != '\a' && u[i] != '\n' &&
+		    u[i] != 033; i++)
+			;
+		if (i < n && u[i] == '\a')
+			return i + 1;
+		if (i + 1 < n && u[i] == 033 && u[i + 1] == '\\')
+			return i + 2;
+		return i;
+	}
+	if (u[1] >= 0x20 && u[1] <= 0x2F) {
+		for (i = 2; i < n && u[i] >= 0x20 && u[i] <= 0x2F; i++)
+			;
+		return i < n && u[i] >= 0x30 && u[i] <= 0x7E ? i + 1 : i;
+	}
+	return u[1] >= 0x30 && u[1] <= 0x7E ? 2 : 1;
+}
+
+void
+strip_ansi(struct sbuf *b, const char *s, size_t n)
+{
+	const char *e;
+	size_t i = 0;
+
+	while (i < n) {
+		if ((e = memchr(s + i, 033, n - i)) == NULL) {
+			sb_add(b, s + i, n - i);
+			break;
+		}
+		sb_add(b, s + i, (size_t)(e - (s + i)));
+		i = (size_t)(e - s);
+		i += esc_len(s + i, n - i);
+	}
+}
 
 static size_t *
 line_offsets(const char *s, size_t len, size_t n)

@@ -3,7 +3,7 @@
  * CBEXEC_FROM, CBEXEC_TO, CBEXEC_REASON, CBEXEC_NAME, CBEXEC_STATE_FILE,
  * CBEXEC_ITERATION and the counters in its environment (replacing any
  * inherited variables of those names).  The environment is built before
- * fork; child_spawn (child.c) starts it.
+ * fork; child_spawn (run/child.c) starts it.
  *
  * The hook runs under /bin/sh -c in its own process group with stdin on
  * /dev/null and stdout+stderr on one pipe.  The parent polls that pipe in
@@ -26,10 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "child.h"
+#include "run.h"
 #include "report.h"
-#include "report_int.h"
-#include "clock.h"
+#include "say.h"
+#include "core.h"
 
 #define HOOK_TIMEOUT	10.0	/* seconds, when hook_timeout is 0 */
 #define HOOK_SLICE_MS	50	/* how often a running hook's pid is checked */

@@ -14,8 +14,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "driver.h"
-#include "supervise.h"
+#include "report.h"
+#include "run.h"
 
 /* The terminal's modes before the first run. */
 static struct termios saved_tty;

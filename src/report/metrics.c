@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "report.h"
-#include "report_int.h"
+#include "say.h"
 
 /* A label value: backslash, double quote and newline escaped. */
 static void

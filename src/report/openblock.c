@@ -21,7 +21,7 @@
 #include <cJSON.h>
 
 #include "report.h"
-#include "report_int.h"
+#include "say.h"
 
 static int
 starts(const char *s, const char *prefix)

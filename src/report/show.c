@@ -19,9 +19,10 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "report.h"
-#include "report_int.h"
-#include "state.h"
+#include "say.h"
+#include "store.h"
 
 /* The last transition into state c, or NULL. */
 static const struct cb_event *

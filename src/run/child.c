@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "child.h"
+#include "run.h"
 
 static void __attribute__((noreturn))
 child_exec(char *const argv[], char *const envp[], int out,

@@ -1,5 +1,5 @@
 /*
- * Precise one-shot timers (include/ptimer.h).  The timerfd is created on
+ * Precise one-shot timers (ptimer.h).  The timerfd is created on
  * the first start and kept for the process (close-on-exec), so a loop of
  * runs arms the same descriptor again.
  */
@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "core.h"
 #include "ptimer.h"
 
 static void

@@ -1,11 +1,11 @@
 /*
  * One output stream of the command, copied through to cbexec's own as it
- * arrives (include/relay.h).
+ * arrives (relay.h).
  *
  * Into a terminal or a file the bytes are read into a buffer, kept (the
- * tail ring, the status scanner) and written.  Into a pipe of our own
+ * tail ring, the tap) and written.  Into a pipe of our own
  * they are not written: tee() puts a reference to them in a hold pipe,
- * from which they are read for the ring and the scanner, and splice() then
+ * from which they are read for the ring and the tap, and splice() then
  * moves them from the child's pipe into ours, so each byte is copied once
  * instead of twice.  (Keeping stderr's tail in the hold pipe, to copy
  * nothing at all, measured no faster: the pages then have to be freed by
@@ -50,7 +50,7 @@ wait_writable(struct relay *s)
 
 /*
  * Our reader's pipe does not take splice after all: what was tee'd is
- * still in the child's pipe (the ring and the scanner have it already), so
+ * still in the child's pipe (the ring and the tap have it already), so
  * read it out to be written the plain way.
  */
 static int
@@ -110,17 +110,17 @@ flush(struct relay *s)
 	return 1;
 }
 
-/* n bytes in buf just taken from the child: the ring and the scanner. */
+/* n bytes in buf just taken from the child: the ring and the tap. */
 static void
 keep(struct relay *s, size_t n)
 {
 	ring_push(s->ring, s->buf, n);
-	if (s->scanner != NULL)
-		status_scanner_feed(s->scanner, s->buf, n);
+	if (s->tap != NULL)
+		s->tap(s->tap_arg, s->buf, n);
 }
 
 /*
- * Take the next bytes from the child's pipe for the ring and the scanner,
+ * Take the next bytes from the child's pipe for the ring and the tap,
  * leaving them to flush().  Returns the bytes taken, 0 at the end, -1
  * with errno (EAGAIN: nothing now).
  */
@@ -211,8 +211,8 @@ on_writable(struct ev_loop *l, ev_io *w, int revents)
 
 int
 relay_init(struct relay *s, int rfd, int wfd, int wfd_pipe,
-    struct ring *ring, struct status_scanner *scanner,
-    void (*progress)(struct relay *), void *data)
+    struct ring *ring, void (*tap)(void *, const char *, size_t),
+    void *tap_arg, void (*progress)(struct relay *), void *data)
 {
 	memset(s, 0, sizeof(*s));
 	s->rfd = rfd;
@@ -220,7 +220,8 @@ relay_init(struct relay *s, int rfd, int wfd, int wfd_pipe,
 	s->splice = wfd_pipe;
 	s->hold[0] = s->hold[1] = -1;
 	s->ring = ring;
-	s->scanner = scanner;
+	s->tap = tap;
+	s->tap_arg = tap_arg;
 	s->progress = progress;
 	s->data = data;
 	if ((s->buf = malloc(CHUNK)) == NULL)

@@ -1,8 +1,7 @@
 /*
  * Copying one of the command's output streams through to cbexec's own, on
- * libev's default loop, keeping its tail in a ring and feeding stdout to
- * the status scanner (SPEC §3).  Each run (supervise.c, phases.c) owns
- * two of these.
+ * libev's default loop, keeping its tail in a ring and handing the bytes
+ * to a tap (SPEC §3).  Each run (supervise.c) owns two of these.
  */
 #ifndef CBEXEC_RELAY_H
 #define CBEXEC_RELAY_H
@@ -11,8 +10,7 @@
 
 #include <ev.h>
 
-#include "ring.h"
-#include "status.h"
+#include "core.h"
 
 struct relay {
 	int rfd;		/* read end of the child's pipe, -1 closed */
@@ -23,7 +21,8 @@ struct relay {
 	char *buf;		/* bytes read but not yet written */
 	size_t off, len;
 	struct ring *ring;
-	struct status_scanner *scanner;
+	void (*tap)(void *, const char *, size_t);
+	void *tap_arg;
 	int draining;		/* nothing to read now means the end */
 	ev_io rio, wio;
 	/* Called after every round of copying, and when the stream ends. */
@@ -34,12 +33,12 @@ struct relay {
 /*
  * Set up s to copy rfd (a non-blocking pipe, -1 for none) to wfd; wfd_pipe
  * says wfd is a non-blocking pipe of our own, so bytes can be spliced into
- * it.  The tail goes to ring, stdout to scanner (NULL for stderr).  -1 on
- * ENOMEM, with nothing to free.
+ * it.  The tail goes to ring, every chunk to tap(tap_arg, ...) when tap is
+ * not NULL.  -1 on ENOMEM, with nothing to free.
  */
 int relay_init(struct relay *s, int rfd, int wfd, int wfd_pipe,
-    struct ring *ring, struct status_scanner *scanner,
-    void (*progress)(struct relay *), void *data);
+    struct ring *ring, void (*tap)(void *, const char *, size_t),
+    void *tap_arg, void (*progress)(struct relay *), void *data);
 void relay_start(struct relay *s);
 /* The command is gone: copy what is left; the first read that finds
  * nothing ends the stream. */

@@ -17,8 +17,9 @@
 
 #include <cJSON.h>
 
-#include "state.h"
-#include "state_int.h"
+#include "core.h"
+#include "store.h"
+#include "jsonfield.h"
 
 /* Integers travel as JSON numbers (doubles): exact up to 2^53. */
 #define MAX_EXACT	9007199254740992.0

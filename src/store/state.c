@@ -40,9 +40,8 @@
 
 #include <cJSON.h>
 
-#include "classify.h"
-#include "clock.h"
-#include "state.h"
+#include "core.h"
+#include "store.h"
 
 /* A real state file is a few hundred KiB at most (bounded history). */
 #define MAX_STATE_SIZE	(16L * 1024 * 1024)

@@ -19,9 +19,9 @@
 
 #include <cJSON.h>
 
-#include "classify.h"
-#include "state.h"
-#include "state_int.h"
+#include "core.h"
+#include "store.h"
+#include "jsonfield.h"
 
 /* Same order as enum cb_class; classify.c's names, kept here so the state
  * module links without the classifier. */

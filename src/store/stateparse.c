@@ -18,8 +18,8 @@
 
 #include <cJSON.h>
 
-#include "state.h"
-#include "state_int.h"
+#include "store.h"
+#include "jsonfield.h"
 
 /*
  * One history event.  The readers name a bad member by its key alone;

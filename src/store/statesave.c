@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "store.h"
 
 #define MAX_HOPS	40
 

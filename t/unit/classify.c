@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "classify.h"
-#include "digest.h"
+#include "judge.h"
+#include "core.h"
 #include "tap.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "duration.h"
+#include "core.h"
 #include "tap.h"
 
 static void

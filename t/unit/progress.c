@@ -17,7 +17,7 @@
 
 #include <cJSON.h>
 
-#include "progress.h"
+#include "judge.h"
 #include "tap.h"
 
 static char top[256];

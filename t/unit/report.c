@@ -16,7 +16,7 @@
 #include <cJSON.h>
 
 #include "report.h"
-#include "state.h"
+#include "store.h"
 #include "tap.h"
 
 static char dir[64];

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ring.h"
+#include "core.h"
 #include "tap.h"
 
 /* Compare the ring's contents with want; frees the copy. */

@@ -20,7 +20,8 @@
 
 #include <cJSON.h>
 
-#include "state.h"
+#include "core.h"
+#include "store.h"
 #include "tap.h"
 
 static char scratch[256];

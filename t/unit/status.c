@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "tap.h"
-#include "status.h"
+#include "judge.h"
 
 static const char claude[] =
     "{\"type\":\"result\",\"result\":\"Done.\\n\\n---RALPH_STATUS---\\n"

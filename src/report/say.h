@@ -1,10 +1,10 @@
 /*
- * Private to the files behind report.h (report.c, openblock.c, hook.c,
+ * Shared by the files behind report.h (report.c, openblock.c, hook.c,
  * metrics.c, show.c): the colours, the stderr line writer and the --log
- * helpers, all defined in report.c, and the hook runner in hook.c.
+ * helpers, all defined in say.c, and the hook runner in hook.c.
  */
-#ifndef CBEXEC_REPORT_INT_H
-#define CBEXEC_REPORT_INT_H
+#ifndef CBEXEC_REPORT_SAY_H
+#define CBEXEC_REPORT_SAY_H
 
 #include <stddef.h>
 #include <time.h>
@@ -36,6 +36,9 @@ void add_str(struct cJSON *o, const char *key, const char *v);
 struct cJSON *log_new(const struct reporter *r, const char *event);
 /* Write o as one JSON line and free it; NULL is a no-op. */
 void log_put(const struct reporter *r, struct cJSON *o);
+/* A --log object with a reason. */
+void log_reason(const struct reporter *r, const char *event,
+    const char *reason);
 
 /* Run the --on-state-change hook for t and wait for it (hook.c). */
 void run_hook(struct reporter *r, const struct cb_transition *t,

@@ -1,16 +1,15 @@
 /*
- * Private to the status parser (status.c, scanner.c); callers use status.h.
+ * Shared by the status parsers (status.c, scanner.c); callers use judge.h.
  * The block markers, the shared line parser and the warning helper.
  */
-#ifndef CBEXEC_STATUS_INT_H
-#define CBEXEC_STATUS_INT_H
+#ifndef CBEXEC_JUDGE_STATUSLINES_H
+#define CBEXEC_JUDGE_STATUSLINES_H
 
 #include <stdarg.h>
 #include <stddef.h>
 
-#include "status.h"
+#include "judge.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* status.c */
 /* Write a warning into w unless keep is set and w already holds one. */

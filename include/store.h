@@ -1,10 +1,10 @@
 /*
- * The state file (SPEC §6): JSON via cJSON, written atomically, guarded by
- * an flock on FILE.lock.  Functions return 0 on success and -1 on failure
+ * The store (SPEC §6): the circuit's state file, JSON via cJSON, written
+ * atomically, guarded by an flock on FILE.lock.  Functions return 0 on success and -1 on failure
  * with a one-line reason in err (no "cbexec:" prefix, names the file).
  */
-#ifndef CBEXEC_STATE_H
-#define CBEXEC_STATE_H
+#ifndef CBEXEC_STORE_H
+#define CBEXEC_STORE_H
 
 #include <stddef.h>
 
@@ -60,11 +60,5 @@ int state_move_aside(const char *path, double now, char *newpath,
 
 /* Create the missing parent directories of path with mode 0700. */
 int state_mkdirs(const char *path, char *err, size_t errlen);
-
-/* UTC ISO-8601 with milliseconds: 2026-11-22T01:02:03.456Z. */
-char *iso8601(double t, char *buf, size_t len);
-/* Parse that form back (also without milliseconds); -1 when malformed or
- * before 1970. */
-int iso8601_parse(const char *s, double *t);
 
 #endif

@@ -1,16 +1,17 @@
 /*
- * One supervised run of COMMAND on libev's default loop (SPEC §3): the
- * child in its own process group, stdout/stderr copied through and kept in
- * rings, --timeout/--budget/--kill-after, signal forwarding, and the
- * clean-up of whatever the run left behind.
+ * The run engine (SPEC §3).  One supervised run of COMMAND on libev's
+ * default loop: the child in its own process group, stdout/stderr copied
+ * through and kept in rings, --timeout/--budget/--kill-after, signal
+ * forwarding, and the clean-up of whatever the run left behind.  And the
+ * helper processes cbexec runs for itself, outside the event loop.
  */
-#ifndef CBEXEC_SUPERVISE_H
-#define CBEXEC_SUPERVISE_H
+#ifndef CBEXEC_RUN_H
+#define CBEXEC_RUN_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
-#include "ring.h"
-#include "status.h"
+#include "core.h"
 
 struct sup_cfg {
 	char **argv;
@@ -22,7 +23,9 @@ struct sup_cfg {
 	size_t capture_bytes;
 	int capture_stdout;	/* 0: the child writes straight to our stdout */
 	int keep_orphans;
-	struct status_scanner *scanner;	/* fed with stdout, may be NULL */
+	/* Called with each chunk of stdout as it passes; may be NULL. */
+	void (*tap)(void *arg, const char *p, size_t n);
+	void *tap_arg;
 };
 
 struct sup_result {
@@ -65,5 +68,28 @@ int sup_wait_readable(int fd);
 
 /* The operator signal (INT, TERM, HUP, QUIT) cbexec received, or 0. */
 int sup_aborted(void);
+
+/*
+ * Helper processes cbexec runs for itself (child.c), outside the event
+ * loop: git for the progress fingerprint, the --progress-cmd command, the
+ * --on-state-change hook.
+ */
+/* Where the child's stderr goes. */
+enum child_err {
+	CHILD_ERR_KEEP,		/* cbexec's own stderr */
+	CHILD_ERR_NULL,		/* /dev/null */
+	CHILD_ERR_PIPE		/* the same pipe as stdout */
+};
+
+/*
+ * Fork argv (PATH searched, environment envp) with stdin on /dev/null and
+ * stdout on a pipe whose read end lands in *fd; stderr as err says; in a
+ * process group of its own when pgrp.  The child's pid, or -1.
+ */
+pid_t child_spawn(char *const argv[], char *const envp[], enum child_err err,
+    int pgrp, int *fd);
+
+/* waitpid for pid, retried on EINTR.  0 / -1. */
+int child_reap(pid_t pid, int *status);
 
 #endif

@@ -1,15 +1,14 @@
 /*
- * Private to the classifier (classify.c, rules.c, text.c, normalize.c,
- * utf8.c); callers use classify.h.  ASCII character classes, a growable
+ * The classifier's text handling (classify.c, rules.c, text.c,
+ * normalize.c); callers use judge.h.  ASCII character classes, a growable
  * string, ANSI stripping and the line-indexed tail the patterns run over.
  */
-#ifndef CBEXEC_CLASSIFY_INT_H
-#define CBEXEC_CLASSIFY_INT_H
+#ifndef CBEXEC_JUDGE_TEXT_H
+#define CBEXEC_JUDGE_TEXT_H
 
 #include <regex.h>
 #include <stddef.h>
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
  * Character classes are ASCII and written out here, so neither matching
@@ -46,7 +45,7 @@ struct sbuf {
 	int oom;
 };
 
-/* utf8.c */
+/* text.c */
 void sb_add(struct sbuf *b, const char *s, size_t n);
 /* The string, or NULL (everything freed) if any append failed. */
 char *sb_take(struct sbuf *b);

@@ -1,9 +1,9 @@
 /*
- * Private to the state file's JSON code (statejson.c, stateparse.c,
+ * Shared by the state file's JSON code (statejson.c, stateparse.c,
  * jsonfield.c): the errors_total keys and the typed member readers.
  */
-#ifndef CBEXEC_STATE_INT_H
-#define CBEXEC_STATE_INT_H
+#ifndef CBEXEC_STORE_JSONFIELD_H
+#define CBEXEC_STORE_JSONFIELD_H
 
 #include <stddef.h>
 

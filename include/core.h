@@ -1,0 +1,90 @@
+/*
+ * The core every subsystem builds on: the two clocks, ISO-8601 time,
+ * durations as SPEC §1 writes them, SHA-256, UTF-8 checking, and the
+ * bounded byte ring.  Nothing here knows of circuits or commands.
+ */
+#ifndef CBEXEC_CORE_H
+#define CBEXEC_CORE_H
+
+#include <stddef.h>
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Clocks (clock.c), as seconds in a double: wall time for timestamps,
+ * monotonic time for every deadline and duration. */
+double wall_now(void);		/* CLOCK_REALTIME, epoch seconds */
+double mono_now(void);		/* CLOCK_MONOTONIC */
+
+/* UTC ISO-8601 with milliseconds: 2026-11-22T01:02:03.456Z. */
+char *iso8601(double t, char *buf, size_t len);
+/* Parse that form back (also without milliseconds); -1 when malformed or
+ * before 1970. */
+int iso8601_parse(const char *s, double *t);
+
+/*
+ * Durations (duration.c): N, N.N, .N with an optional lower-case suffix
+ * ms, s, m, h or d; bare numbers are seconds; 0 means "no limit".
+ */
+/* Ten years (365-day years), the largest duration accepted. */
+#define DURATION_MAX (10.0 * 365 * 86400)
+
+/*
+ * Parse s into seconds.  Returns 0 on success, -2 for a well-formed
+ * duration over DURATION_MAX, -1 for anything else: empty, sign, exponent,
+ * unknown or upper-case suffix, trailing garbage.
+ */
+int duration_parse(const char *s, double *seconds);
+
+/* Format seconds for humans ("2.41s", "15m", "1h30m"); returns buf. */
+char *duration_format(double seconds, char *buf, unsigned long len);
+
+/* SHA-256 through OpenSSL's EVP interface, as 64 lower-case hex digits
+ * (digest.c). */
+#define DIGEST_HEX_LEN 64
+
+struct digest;	/* opaque incremental hasher */
+
+struct digest *digest_new(void);			/* NULL on failure */
+int digest_update(struct digest *d, const void *p, size_t n);	/* 0 / -1 */
+/* Writes 64 hex digits and a NUL into hex, frees d.  0 / -1. */
+int digest_final(struct digest *d, char hex[DIGEST_HEX_LEN + 1]);
+void digest_abort(struct digest *d);	/* frees d without a result */
+
+/* Load libcrypto now rather than at the first digest; 0 / -1. */
+int digest_prepare(void);
+
+/* One-shot helper. */
+int digest_hex(const void *p, size_t n, char hex[DIGEST_HEX_LEN + 1]);
+
+/*
+ * UTF-8 (utf8.c).  A malloc'd copy of p[0..n) that is valid UTF-8: NUL
+ * bytes dropped, invalid sequences replaced by U+FFFD.
+ */
+char *utf8_sanitize(const char *p, size_t n);
+/* The sequence at s (n > 0 bytes left): its length, the maximal
+ * ill-formed subpart when *valid is 0. */
+size_t utf8_seq(const unsigned char *s, size_t n, int *valid);
+/* The first byte of p[0..n) that does not start a valid sequence, or NULL. */
+const char *utf8_invalid(const char *p, size_t n);
+
+/*
+ * A bounded byte ring (ring.c): keeps the last cap bytes pushed into it,
+ * whatever the volume.  Used for the stdout/stderr tails the classifier
+ * reads.
+ */
+struct ring {
+	char *buf;
+	size_t cap;	/* bytes kept at most; 0 keeps nothing */
+	size_t start;	/* index of the oldest byte */
+	size_t len;	/* bytes held, <= cap */
+};
+
+int ring_init(struct ring *r, size_t cap);	/* -1 on ENOMEM */
+void ring_push(struct ring *r, const void *p, size_t n);
+/* The held bytes in order as a malloc'd NUL-terminated string; *len gets
+ * the byte count (the data may itself contain NULs).  NULL on ENOMEM. */
+char *ring_dup(const struct ring *r, size_t *len);
+void ring_clear(struct ring *r);
+void ring_free(struct ring *r);
+
+#endif

@@ -1,0 +1,229 @@
+/*
+ * How report/ speaks (report.h, say.h): the reporter an invocation opens
+ * (its --log file), one "cbexec[LABEL]: " line on stderr, the --log JSON
+ * Lines objects, warnings, and signal names.  report.c, openblock.c,
+ * hook.c, metrics.c and show.c write through these.
+ *
+ * Every message is built whole in memory (open_memstream) and handed to
+ * the kernel in one write(), so a line on stderr or in the --log file is
+ * never torn by a concurrent writer: the log fd is O_APPEND and each JSON
+ * object with its newline goes out in a single call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "report.h"
+#include "say.h"
+#include "core.h"
+
+static const struct {
+	int signo;
+	const char *name;
+} signames[] = {
+	{ SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" }, { SIGQUIT, "SIGQUIT" },
+	{ SIGILL, "SIGILL" }, { SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
+	{ SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" }, { SIGKILL, "SIGKILL" },
+	{ SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
+	{ SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" },
+	{ SIGCHLD, "SIGCHLD" }, { SIGCONT, "SIGCONT" }, { SIGSTOP, "SIGSTOP" },
+	{ SIGTSTP, "SIGTSTP" }, { SIGTTIN, "SIGTTIN" }, { SIGTTOU, "SIGTTOU" },
+	{ SIGURG, "SIGURG" }, { SIGXCPU, "SIGXCPU" }, { SIGXFSZ, "SIGXFSZ" },
+	{ SIGVTALRM, "SIGVTALRM" }, { SIGPROF, "SIGPROF" },
+	{ SIGWINCH, "SIGWINCH" }, { SIGSYS, "SIGSYS" },
+};
+
+const char *
+sig_name(int signo, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(signames) / sizeof(signames[0]); i++)
+		if (signames[i].signo == signo)
+			return signames[i].name;
+	snprintf(buf, len, "SIG%d", signo);
+	return buf;
+}
+
+const char *
+label_of(const struct reporter *r)
+{
+	if (r->label != NULL)
+		return r->label;
+	return r->state_path != NULL ? r->state_path : "";
+}
+
+const char *
+circuit_color(int c)
+{
+	return c == CB_OPEN ? RED : c == CB_HALF_OPEN ? YELLOW : GREEN;
+}
+
+void
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		if ((w = write(fd, p, n)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return;		/* nowhere left to complain to */
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* "cbexec[LABEL]: " + the message (coloured when asked) + "\n", one write. */
+static void
+vsay(const struct reporter *r, const char *color, const char *fmt, va_list ap)
+{
+	char *p = NULL;
+	size_t n = 0;
+	FILE *m;
+
+	if ((m = open_memstream(&p, &n)) == NULL)
+		return;
+	fprintf(m, "cbexec[%s]: ", label_of(r));
+	if (color != NULL && r->color)
+		fputs(color, m);
+	vfprintf(m, fmt, ap);
+	if (color != NULL && r->color)
+		fputs(NOCOLOR, m);
+	fputc('\n', m);
+	if (fclose(m) == 0) {
+		fflush(stderr);
+		write_all(STDERR_FILENO, p, n);
+	}
+	free(p);
+}
+
+void
+say(const struct reporter *r, const char *color, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(r, color, fmt, ap);
+	va_end(ap);
+}
+
+void
+add_str(cJSON *o, const char *key, const char *v)
+{
+	if (v != NULL)
+		cJSON_AddStringToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+/* A log object with ts, circuit and event filled in; NULL without --log. */
+cJSON *
+log_new(const struct reporter *r, const char *event)
+{
+	char ts[40];
+	cJSON *o;
+
+	if (r->log_fd < 0 || (o = cJSON_CreateObject()) == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "ts",
+	    iso8601(wall_now(), ts, sizeof(ts)));
+	cJSON_AddStringToObject(o, "circuit", label_of(r));
+	cJSON_AddStringToObject(o, "event", event);
+	return o;
+}
+
+/* Write o as one JSON line and free it. */
+void
+log_put(const struct reporter *r, cJSON *o)
+{
+	char *s, *line;
+	size_t n;
+
+	if (o == NULL)
+		return;
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (s == NULL)
+		return;
+	n = strlen(s);
+	/* The newline goes in the same write, or another writer's line
+	 * could land between an object and its terminator. */
+	if ((line = malloc(n + 1)) != NULL) {
+		memcpy(line, s, n);
+		line[n] = '\n';
+		write_all(r->log_fd, line, n + 1);
+		free(line);
+	}
+	cJSON_free(s);
+}
+
+void
+log_reason(const struct reporter *r, const char *event, const char *reason)
+{
+	cJSON *o = log_new(r, event);
+
+	if (o != NULL)
+		add_str(o, "reason", reason);
+	log_put(r, o);
+}
+
+static void
+vwarn(struct reporter *r, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	size_t n = 0;
+	FILE *m;
+
+	if ((m = open_memstream(&msg, &n)) == NULL)
+		return;
+	vfprintf(m, fmt, ap);
+	if (fclose(m) != 0) {
+		free(msg);
+		return;
+	}
+	if (r->verbosity >= 0)
+		say(r, YELLOW, "warning: %s", msg);
+	log_reason(r, "warning", msg);
+	free(msg);
+}
+
+void
+report_warn(struct reporter *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(r, fmt, ap);
+	va_end(ap);
+}
+
+int
+reporter_open(struct reporter *r, const char *log_path)
+{
+	r->color = isatty(STDERR_FILENO) && getenv("NO_COLOR") == NULL;
+	r->log_fd = -1;
+	if (log_path != NULL && (r->log_fd = open(log_path,
+	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) == -1) {
+		fprintf(stderr, "cbexec: %s: %s\n", log_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void
+reporter_close(struct reporter *r)
+{
+	if (r->log_fd != -1)
+		close(r->log_fd);
+	r->log_fd = -1;
+}
