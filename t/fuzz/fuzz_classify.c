@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "classify.h"
+#include "judge.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

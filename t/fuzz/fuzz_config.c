@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,8 +14,8 @@
 
 #include <cJSON.h>
 
-#include "classify.h"
-#include "state.h"
+#include "judge.h"
+#include "store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
