@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # cbexec — see README.md.  `make demo` and `make check` install missing
 # build dependencies first (build-aux/deps.sh), then build and run.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * abrun: run two commands alternately and print one line per run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * empty: a program that does nothing, built twice by bench/run.sh: as
  * empty-libc.bin (libc only) and as empty-libs.bin, linked with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * evp: with an argument, one SHA-256 of one byte through OpenSSL's EVP
  * interface (as src/digest.c does), else nothing; linked with libcrypto

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * hwm: an LD_PRELOAD object (built as bench/hwm.bin) whose destructor
  * appends "COMM PID VmHWM_KiB RssAnon_KiB RssFile_KiB" for the exiting

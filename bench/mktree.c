@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mktree: make DIR/dNN/dNN/fNN.txt with N empty files, 100 per directory
  * (100 000 files: 10 top directories of 100 directories of 100 files).

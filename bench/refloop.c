@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * refloop: the reference for cbexec's per-run overhead in a loop.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # cbexec benchmarks (make bench).  Every benchmark runs cbexec and its
 # reference alternately in the same run (bench/abrun.bin), N repetitions,
 # and prints medians and the ratio; nothing here ever fails the build.

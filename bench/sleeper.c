@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sleeper: sleep(10), but on SIGTERM write two CLOCK_MONOTONIC times in
  * nanoseconds to $BENCH_STAMP, when the signal came and when main()

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Install cbexec's build and test dependencies when they are missing.
 # Debian package names; apt-get as root, sudo apt-get otherwise.  Does
 # nothing when pkg-config, the libraries, libev's header and prove are found.

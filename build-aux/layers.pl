@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: ISC
 # The layering of src/ (ARCHITECTURE.md): which subsystem may include which.
 # Each folder of src/ is a subsystem; include/NAME.h is the face of src/NAME/,
 # a header beside the code belongs to its folder.  Prints one TAP line per

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # agent-loop.sh: run an agent step again and again under cbexec(1), one
 # run per cbexec invocation, and let cbexec's exit status decide what
 # happens next:

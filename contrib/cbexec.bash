@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # bash completion for cbexec(1)
 #
 # Installed as $(PREFIX)/share/bash-completion/completions/cbexec, or

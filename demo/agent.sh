@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # A demo "agent" that is stuck: every step it claims to edit a file, prints
 # a status block, and then fails with the same error (with a different
 # time and pid each time, which the fingerprint ignores).

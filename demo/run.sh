@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # make demo: a stuck agent trips the breaker, the next invocation is
 # refused, an operator resets it, and a timeout is enforced.
 set -u

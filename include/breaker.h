@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The circuit breaker's state machine (SPEC §4): pure functions of the
  * state, the limits, a run's result and the time.  No syscalls, no clock,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The command line (SPEC §1): one table of options shared by argv, the
  * environment and the config file (SPEC §6), so a value means the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The core every subsystem builds on: the two clocks, ISO-8601 time,
  * durations as SPEC §1 writes them, SHA-256, UTF-8 checking, and the

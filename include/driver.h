@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One invocation: the circuit's lock and state, the runs, the breaker, and
  * the exit status (SPEC §2-§5).  Also the operator commands.  cbexec.c is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Judging a run: what the command reported about itself (SPEC §3.2, the
  * status block and file), whether it made progress (§3.1, the work-tree

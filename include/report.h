@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What cbexec tells people and machines (SPEC §5, §7): log lines on
  * stderr, the OPEN block, --status and --history output, the --log JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The run engine (SPEC §3).  One supervised run of COMMAND on libev's
  * default loop: the child in its own process group, stdout/stderr copied

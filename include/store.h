@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The store (SPEC §6): the circuit's state file, JSON via cJSON, written
  * atomically, guarded by an flock on FILE.lock.  Functions return 0 on success and -1 on failure

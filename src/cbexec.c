@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * cbexec: run a command under a timeout, a budget and a persistent
  * circuit breaker.  main() parses the options, settles their precedence
@@ -14,7 +15,7 @@
 #include "cli.h"
 #include "driver.h"
 
-#define CBEXEC_VERSION "0.1.0"
+#define CBEXEC_VERSION "0.2.0"
 
 static void
 usage(FILE *f)
@@ -161,7 +162,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (o.mode == MODE_VERSION) {
-		printf("cbexec %s\n", CBEXEC_VERSION);
+		printf("cbexec %s\n"
+		    "Copyright (C) 2026 the cbexec authors.\n"
+		    "License ISC: <https://opensource.org/license/isc-license-txt>.\n"
+		    "This is free software: you are free to change and "
+		    "redistribute it.\n"
+		    "There is NO WARRANTY, to the extent permitted by law.\n",
+		    CBEXEC_VERSION);
 		rc = fflush(stdout) == EOF ? CB_EXIT_ERROR : CB_EXIT_OK;
 		goto out;
 	}

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Usage, --help, --version, and every kind of bad option value -> 125.
 . "$(dirname "$0")/lib.sh"
 
@@ -10,6 +11,8 @@ for code in 120 121 122 123 124 125 126 127; do
 done
 out=$("$CBEXEC" --version); is "$?" 0 "--version exits 0"
 like "$out" '^cbexec [0-9]+\.[0-9]+\.[0-9]+$' "--version prints the version"
+like "$out" '^Copyright \(C\) [0-9]{4} the cbexec authors\.$' "--version: copyright line"
+like "$out" '^License ISC: ' "--version: licence line"
 
 bad() {	# bad DESC ARGS... : exit 125, one line naming the problem
 	desc=$1; shift

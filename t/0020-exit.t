@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Exit statuses of SPEC §2 for single runs: pass-through, 124, 126, 127,
 # 128+N, and the clean signal mask and environment of the child.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # stdout/stderr pass through byte-exact, EPIPE reaches the child, and
 # leftovers of a run never hang cbexec or outlive it.
 . "$(dirname "$0")/lib.sh"

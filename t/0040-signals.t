@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Operator signals: SIGTERM/SIGINT/SIGHUP to cbexec reach the child and
 # cbexec exits 122; a second one SIGKILLs; USR1 is passed through.
 . "$(dirname "$0")/lib.sh"

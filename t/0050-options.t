@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # --capture-bytes and --backoff: what the classifier sees, and the pause
 # after failed runs (doubling, never past the budget).
 . "$(dirname "$0")/lib.sh"

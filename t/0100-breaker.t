@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The breaker as a user sees it across cron-style invocations (SPEC §4).
 . "$(dirname "$0")/lib.sh"
 cb() { "$CBEXEC" -q --no-prompt --name nightly --progress exit "$@"; }

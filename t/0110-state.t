@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The state file and its lock: corrupt files are never replaced, a second
 # cbexec is BUSY, kill -9 leaves a parseable file, symlinks are refused.
 . "$(dirname "$0")/lib.sh"

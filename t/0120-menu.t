@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The menu when the circuit opens on a terminal (SPEC §5), driven through
 # a pseudo-terminal by script(1); without a terminal nothing is read.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Progress sources and the status the command reports (SPEC §3.1, §3.2).
 . "$(dirname "$0")/lib.sh"
 cb() { "$CBEXEC" -q --no-prompt "$@"; }

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The config file (SPEC §6): option defaults, custom phases, user rules,
 # and errors that name the key.
 . "$(dirname "$0")/lib.sh"

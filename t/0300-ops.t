@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Operations: --log JSON Lines, --metrics textfile, --on-state-change,
 # --status/--history output, circuit selection.
 . "$(dirname "$0")/lib.sh"

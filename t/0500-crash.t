@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # kill -9 at random moments across hundreds of state writes (SPEC §6: "A
 # crash at any instant leaves the old or the new file, never a torn one").
 # After every kill the file parses as strict UTF-8 JSON and iteration never

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Disk faults while saving the state (SPEC §6: "Disk full or read-only:
 # keep the old file, say so, exit 125 — never continue with unsaved
 # state").  Faults come from t/faultshim.so (LD_PRELOAD: write, fsync or

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # 50 cbexec on one circuit at the same instant (SPEC §6 lock): never two
 # runs at once, every loser exits 123 BUSY without running, and the state
 # counts exactly the runs that happened.  With --wait-lock all 50 run, one

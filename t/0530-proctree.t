@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # 100 runs of commands that leave things behind (SPEC §3: "cbexec never
 # leaves a process of the run behind and never hangs because a grandchild
 # still holds a pipe open"): double-forked setsid daemons, TERM-ignoring

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Hostile input, each case under a time bound: binary and invalid UTF-8 in
 # everything a command reports (SPEC §6: "The file is always valid UTF-8"),
 # 10 MB lines, 10 000 status blocks, oversized and deeply nested state and

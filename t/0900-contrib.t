@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # contrib/ and the man page: bash completion through its completion
 # function, zsh completion syntax, the dashboard JSON, the loop script, and
 # a clean mandoc -Tlint.  Every option of --help is in the man page and in

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # make install / make uninstall with DESTDIR and PREFIX: the binary, the man
 # page and both completions land where packagers expect them, and uninstall
 # removes exactly those.

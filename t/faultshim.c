@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * An LD_PRELOAD shim for t/0510-diskfault.t: makes writes to one file fail
  * the way a full or broken disk does, so the test can check that cbexec

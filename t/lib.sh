@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Shared helpers for the shell tests: TAP output, a scratch directory,
 # poll_until instead of sleeping.  Source it: . "$(dirname "$0")/lib.sh"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A minimal TAP producer for the C unit tests: plan at the end
  * (done_testing), ok/is_int/is_str with a description.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The circuit breaker (SPEC §4) as pure functions over struct cb_state.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The breaker's data (include/breaker.h): the names of states, outcomes,
  * events and error classes as the state file spells them, the built-in limits, a fresh

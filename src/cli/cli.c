@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Options (SPEC §1).  Every option is one row of opts[]: its long name, its
  * short letter, whether it takes a value, and the id set_option()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The JSON config file.  Top-level keys are long option names with '_'
  * for '-' and go through cli_apply() as strings, so the config accepts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * struct options: SPEC §1's defaults, freeing, and the last step after the
  * command line, the environment and the config file have been applied:

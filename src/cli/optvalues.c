@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Values of options, shared by the command line, the environment and the
  * config file: whole numbers, exit-code lists, sizes, signal names,

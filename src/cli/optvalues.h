@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Value parsers and small helpers shared by cli.c, options.c and
  * config.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Timestamps as the state file and the logs write them: UTC ISO-8601 with
  * milliseconds ("2026-11-22T01:02:03.456Z"), and the parser that reads

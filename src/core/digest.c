@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * SHA-256 as 64 lower-case hex digits, through OpenSSL's EVP interface.
  *

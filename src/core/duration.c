@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Durations (SPEC §1): parse "90", "1.5s", ".1", "15m", "2h", "1d", "250ms"
  * into seconds, and format seconds back for humans.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A bounded byte ring for the stdout/stderr tails.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * UTF-8 checking and cleaning.  Pure: no I/O.
  *

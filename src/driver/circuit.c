@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Which circuit an invocation means (SPEC §1): --state or CBEXEC_STATE,
  * else --name in the state directory, else the working directory's; how

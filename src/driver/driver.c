@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The loop of one invocation.  Under the circuit's lock: load the state,
  * then before each run ask the breaker for admission, hand the run to

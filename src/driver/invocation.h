@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Shared by the files of driver/: the invocation the loop (driver.c)
  * drives, what one run (run.c) hands back to it, and the circuit's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The operator commands: --status and --history read the state without
  * the lock (a running cbexec holds it for as long as its command runs);

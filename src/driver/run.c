@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One run: the command's environment and status file, the supervised run
  * itself (run/), the status it reported, the work-tree fingerprints around

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Failure classification (SPEC §4): what a run did -> class, type, message
  * and the message's fingerprint.  Pure: no I/O, no clock.

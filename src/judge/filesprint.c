@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The "files" progress fingerprint (SPEC §3.1): path, size, mtime and mode
  * of every file under the watch dirs, excluding .git, the state dir and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Whether a tree changed since its "files" fingerprint was taken, without
  * walking it again (SPEC §3.1 takes one fingerprint before a run and one

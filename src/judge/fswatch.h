@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The "files" progress source's two halves (filesprint.c walks the watch
  * dirs, fswatch.c watches them with inotify so an unchanged tree is not

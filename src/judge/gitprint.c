@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The "git" progress fingerprint (SPEC §3.1) and the check for a git work
  * tree.

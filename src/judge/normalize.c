@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Message normalisation and the error fingerprint (SPEC §4): two messages
  * that differ only in timestamps, ids, temporary paths, numbers or spacing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Phase rules (SPEC §3.1) and the progress source list.  Pure: no I/O.
  *

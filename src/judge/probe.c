@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The progress command (SPEC §3.1).  It runs with /bin/sh -c in a
  * process group of its own; its stdout is read without blocking, up to 64

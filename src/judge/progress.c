@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Did a run make progress (SPEC §3.1)?  Work-tree fingerprints taken
  * before and after it, the phase rule over reported metrics with its

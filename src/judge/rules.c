@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * User rules (SPEC §6) for the classifier.  Pure: no I/O.
  *

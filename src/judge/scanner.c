@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The streaming status scanner (SPEC §3.2): finds the last status block in
  * a command's stdout as it is copied, fed in pieces split anywhere.  A block

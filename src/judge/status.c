@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The status a command reports about itself (SPEC §3.2), parsed without
  * I/O: a block on stdout between ---CBEXEC_STATUS--- and

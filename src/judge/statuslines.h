@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Shared by the status parsers (status.c, scanner.c); callers use judge.h.
  * The block markers, the shared line parser and the warning helper.

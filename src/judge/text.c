@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The tails the classifier searches (stderr, and stdout where it matters),
  * made safe to match and indexed by line.  Pure: no I/O.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The classifier's text handling (classify.c, rules.c, text.c,
  * normalize.c); callers use judge.h.  ASCII character classes, a growable

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The --on-state-change hook (SPEC §7): CMD run on every transition with
  * CBEXEC_FROM, CBEXEC_TO, CBEXEC_REASON, CBEXEC_NAME, CBEXEC_STATE_FILE,

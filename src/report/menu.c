@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The menu shown on a terminal when the circuit opens (SPEC §5).  Reads
  * one line at a time from stdin; anything unrecognised asks again, EOF is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The --metrics textfile (SPEC §7): the circuit's state, run, error and
  * open counters, last run duration and breaker counters in Prometheus

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The ---CIRCUIT_BREAKER_OPEN--- block (SPEC §5), printed when the circuit
  * opens: circuit and phase, the open reason, runs so far, tests passing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What cbexec tells people and machines as it runs (SPEC §5, §7): one
  * log line per run and per transition on stderr, operator events, and the

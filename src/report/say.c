@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * How report/ speaks (report.h, say.h): the reporter an invocation opens
  * (its --log file), one "cbexec[LABEL]: " line on stderr, the --log JSON

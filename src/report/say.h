@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Shared by the files behind report.h (report.c, openblock.c, hook.c,
  * metrics.c, show.c): the colours, the stderr line writer and the --log

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * --status and --history (SPEC §5): a circuit's state as a person reads
  * it, or as JSON for scripts (the state file's own object for --status,

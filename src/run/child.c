@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Helper processes: git, the --progress-cmd command and the
  * --on-state-change hook.  They run outside the event loop, so each caller

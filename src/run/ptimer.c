@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Precise one-shot timers (ptimer.h).  The timerfd is created on
  * the first start and kept for the process (close-on-exec), so a loop of

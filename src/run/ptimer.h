@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A one-shot timer at an absolute CLOCK_MONOTONIC time, for the limits
  * whose precision a user measures (--timeout, the budget).  libev's epoll

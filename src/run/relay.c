@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One output stream of the command, copied through to cbexec's own as it
  * arrives (relay.h).

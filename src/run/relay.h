@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Copying one of the command's output streams through to cbexec's own, on
  * libev's default loop, keeping its tail in a ring and handing the bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Starting COMMAND, tini-style.  Signals are blocked across fork so that
  * no handler of cbexec's runs in the child; the child puts itself in its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fork/exec of COMMAND and the process bookkeeping around it: the
  * subreaper bit, the signals the child must get back, and finding what a

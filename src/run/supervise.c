@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The event loop of one run, on libev's default loop (which owns SIGCHLD
  * and reaps every child).  A run moves through three phases:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Typed reads of single members of a cJSON object, for loading the state
  * file (stateparse.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Shared by the state file's JSON code (statejson.c, stateparse.c,
  * jsonfield.c): the errors_total keys and the typed member readers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The state file on disk (SPEC §6): reading it, the circuit's lock, and
  * moving a corrupt file aside.  The JSON mapping is statejson.c and

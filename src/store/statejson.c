@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The state file's JSON, outward (SPEC §6): struct cb_state and its
  * history events as JSON text with the spec's field names.  stateparse.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The state file's JSON, inward (SPEC §6): a cJSON object back into
  * struct cb_state.  statejson.c writes the shape read here.

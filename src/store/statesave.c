@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Writing the state file (SPEC §6) so that a crash at any instant leaves
  * the old file or the new one, never a mix.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target for the classifier (SPEC §4).  The input is split into
  * a header (exec errno, exit code, signal, flags), a stderr tail, a stdout

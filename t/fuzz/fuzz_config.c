@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target for the config file (SPEC §6): the input is written
  * to a file and loaded with config_load() into fresh options, then

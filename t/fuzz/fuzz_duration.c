@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target for durations (SPEC §1): duration_parse() on a
  * NUL-terminated copy of the input.  An accepted duration must match the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target for the state file (SPEC §6): the input is parsed with
  * cJSON and handed to state_from_json(), and the same bytes are loaded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target for the status protocol (SPEC §3.2): the input after a
  * 4-byte seed is fed to a status scanner in chunks whose sizes the seed

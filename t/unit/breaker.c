@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for the breaker (SPEC §4 rules 1-7): every rule and threshold
  * driven with an injected clock, no processes, no files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The classifier (SPEC §4): every built-in row with a real-world sample,
  * the stdout rules and their false positives, user rules, timeouts and

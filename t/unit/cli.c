@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Option precedence (SPEC §1): command line > environment > config file >
  * phase table > built-in, through the one option table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * duration_parse and duration_format (SPEC §1): every accepted form, every
  * rejected one, the ten-year bound, and the human format.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for the progress sources (phase.c, gitprint.c, filesprint.c,
  * probe.c): the progress list, the phase rules and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * report.c: the bytes users and machines see — stderr lines, the OPEN
  * block, --log JSON Lines, the metrics file, the hook, --status and

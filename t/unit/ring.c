@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The bounded ring: keeps the last cap bytes in order through wraparound,
  * oversized pushes, cap 0, embedded NULs, clear and free.

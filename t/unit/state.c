@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for src/state.c: the JSON schema of SPEC §6, the round trip,
  * refusal of corrupt / newer / mistyped / symlinked / oversized files, the

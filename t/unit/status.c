@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for the status parser (SPEC §3.2): blocks on stdout fed to the
  * streaming scanner in every possible split, blocks inside a JSON string,
