@@ -13,7 +13,7 @@
 #include "judge.h"
 
 enum mode { MODE_RUN, MODE_STATUS, MODE_RESET, MODE_HISTORY, MODE_TRIP,
-	MODE_HELP, MODE_VERSION };
+	MODE_HELP, MODE_VERSION, MODE_ALLOW_CONFIG };
 
 /* Where a value came from; a later source only fills what is unset. */
 enum origin { FROM_DEFAULT, FROM_PHASE, FROM_CONFIG, FROM_ENV, FROM_CLI };
@@ -67,6 +67,8 @@ struct options {
 	size_t n_rules;
 	/* COMMAND [ARG...] */
 	char **argv;
+	/* --allow-config [FILE]: the file to approve */
+	char *allow_path;
 	/* origin of each option, by option id (see cli.c) */
 	unsigned char origin[64];
 };
@@ -121,5 +123,13 @@ int signal_parse(const char *s);
  */
 int config_load(struct options *o, const char *path, int required,
     char *err, size_t len);
+/* Read a config file whole (at most 1 MiB; a regular file only, links
+ * followed when follow): malloc'd text with *len bytes, or NULL with the
+ * message in err and *missing set when there is no file. */
+char *config_read(const char *path, int follow, size_t *len, int *missing,
+    char *err, size_t errlen);
+/* Load n bytes of config text read from path (named in messages). */
+int config_parse(struct options *o, const char *path, const char *text,
+    size_t n, char *err, size_t len);
 
 #endif

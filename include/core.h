@@ -8,6 +8,7 @@
 #define CBEXEC_CORE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -87,5 +88,27 @@ void ring_push(struct ring *r, const void *p, size_t n);
 char *ring_dup(const struct ring *r, size_t *len);
 void ring_clear(struct ring *r);
 void ring_free(struct ring *r);
+
+/*
+ * Files cbexec opens (file.c).  file_open: open(2) with O_CLOEXEC and
+ * O_NONBLOCK, without following a final symbolic link unless follow,
+ * accepting only a regular file.  The fd; -1 with errno (ELOOP: a link);
+ * -2 when the path is a FIFO, device, socket or directory.  file_why(rc)
+ * words a failure for a message.
+ */
+int file_open(const char *path, int flags, int mode, int follow);
+const char *file_why(int rc);
+/* 0 when st is owned by the effective uid or root and writable by no one
+ * else (a directory: unless sticky); else -1 with the reason in why. */
+struct stat;
+int file_trusted(const struct stat *st, char *why, size_t len);
+/* The directory part of path ("." or "/" at the ends); -1 ENAMETOOLONG. */
+int file_dir_of(const char *path, char *dir, size_t len);
+/* write(2) until all of p went, retrying EINTR: the bytes written (n, or
+ * fewer with errno set when the file refused the rest), -1 when none. */
+ssize_t file_write_all(int fd, const void *p, size_t n);
+/* Give fds 0, 1 and 2, when closed, a placeholder that fails like a
+ * closed descriptor, so no descriptor of ours takes their numbers. */
+void file_std_fds(void);
 
 #endif

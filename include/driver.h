@@ -39,6 +39,13 @@ void circuit_free(struct circuit *c);
 /* Run COMMAND under the breaker; returns the exit status (not remapped). */
 int driver_run(struct options *o, const struct circuit *c);
 
+/* The configs read without --config (allow.c): the user's, then the
+ * working directory's .cbexec/config.json if approved (a notice when it
+ * is not).  0, or -1 with the message in err. */
+int config_implicit(struct options *o, char *err, size_t len);
+/* --allow-config [FILE]: approve FILE's present content; exit status. */
+int config_allow(const struct options *o);
+
 /* --status, --history, --reset-circuit, --trip. */
 int ops_status(const struct options *o, const struct circuit *c);
 int ops_history(const struct options *o, const struct circuit *c);

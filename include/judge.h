@@ -138,6 +138,8 @@ struct progress_cfg {
 				 * basename) */
 	size_t n_exclude;
 	const char *state_dir;	/* excluded from "files" */
+	const char *skip;	/* one file left out of both fingerprints (the
+				 * status file), or NULL */
 };
 
 /* 1 when the working directory is inside a git work tree, else 0. */
@@ -149,6 +151,9 @@ int progress_in_git(void);
  * non-ignored files.  0 / -1 (not a repository, git missing).
  */
 int progress_git(char hex[DIGEST_HEX_LEN + 1]);
+/* The same, leaving out the untracked file skip (the status file, when
+ * the state lives in the work tree); skip may be NULL. */
+int progress_git_except(char hex[DIGEST_HEX_LEN + 1], const char *skip);
 
 /*
  * "files" fingerprint: path, size, mtime, mode of every file under the

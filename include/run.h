@@ -71,6 +71,22 @@ int sup_wait_readable(int fd);
 int sup_aborted(void);
 
 /*
+ * Waiting outside the event loop (the lock, helpers): between sup_hold()
+ * and sup_release() (nestable) the operator signals are held back, and
+ * sup_poll() -- poll(2) on n fds (n <= 7, fds may be NULL when n is 0)
+ * -- returns -2 at once when one comes, sup_nap() 1; the signal is then
+ * sup_aborted().  Both work without sup_init().
+ */
+struct pollfd;
+void sup_hold(void);
+void sup_release(void);
+int sup_poll(struct pollfd *fds, int n, int ms);
+int sup_nap(double seconds);
+/* Between runs: hand the loop's pending signals to their watchers, then
+ * return sup_aborted(). */
+int sup_interrupted(void);
+
+/*
  * Helper processes cbexec runs for itself (child.c), outside the event
  * loop: git for the progress fingerprint, the --progress-cmd command, the
  * --on-state-change hook.
@@ -92,5 +108,21 @@ pid_t child_spawn(char *const argv[], char *const envp[], enum child_err err,
 
 /* waitpid for pid, retried on EINTR.  0 / -1. */
 int child_reap(pid_t pid, int *status);
+
+/*
+ * Wait for the helper pid, feeding what it writes on fd (its pipe; -1:
+ * none; closed here) to sink (may be NULL; a sink returning -1 makes the
+ * result -1 with ENOMEM, the output still read), until it exits, the
+ * deadline (mono_now() clock, 0 none) passes, or an operator signal comes.
+ * Output is read as it comes and, once the helper has exited, only what
+ * is already there.  On a deadline or an interrupt the helper's group and
+ * pid get SIGKILL; kill_group kills its group after a normal exit too
+ * (nothing it started outlives it).  The helper is reaped: CHILD_EXITED
+ * with *status, CHILD_TIMEOUT, CHILD_INTERRUPTED, or -1.
+ */
+typedef int (*child_sink)(void *ctx, const char *p, size_t n);
+enum { CHILD_EXITED, CHILD_TIMEOUT, CHILD_INTERRUPTED };
+int child_wait(pid_t pid, int fd, double deadline, int kill_group,
+    child_sink sink, void *ctx, int *status);
 
 #endif

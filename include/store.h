@@ -19,8 +19,10 @@ struct cJSON;
  * Load path into *s (which must not be initialised).  A missing file gives
  * a fresh CLOSED state named name and returns 1.  Corrupt, unreadable or
  * wrong types: -1 (a reset may move such a file aside).  A version newer
- * than this cbexec's, or a symlink without follow_symlinks: -2 (refused,
- * never moved aside).  Loading moves no counter.
+ * than this cbexec's, a symlink without follow_symlinks, a FIFO, device or
+ * directory at the path, or a file or directory not trusted (owned by
+ * someone else, writable by others): -2 (refused, never moved aside).
+ * Loading moves no counter.
  */
 int state_load(const char *path, int follow_symlinks, const char *name,
     struct cb_state *s, char *err, size_t errlen);
@@ -47,12 +49,22 @@ int state_from_json(const struct cJSON *j, struct cb_state *s,
 char *events_text(const struct cb_event *e, size_t n);
 
 /*
- * Take the circuit's lock, an flock on "path.lock" opened O_CLOEXEC
- * (created 0600).  wait < 0 waits forever, 0 fails at once, > 0 waits that
- * many seconds.  Returns the lock fd, -2 when another process holds it
- * (busy), -1 on error.
+ * Take the circuit's lock, an flock on "path.lock" (with follow_symlinks,
+ * on "TARGET.lock" of the file the links end at) opened O_CLOEXEC,
+ * created 0600, checked to be trusted and, once held, to be the file at
+ * that path.  wait < 0 waits forever, 0 fails at once, > 0 waits that
+ * many seconds, napping through nap(seconds) (NULL: nanosleep), which
+ * returns non-zero to give up.  Returns the lock fd, -2 when another
+ * process holds it (busy), -3 when nap gave up, -1 on error.
  */
-int state_lock(const char *path, double wait, char *err, size_t errlen);
+int state_lock(const char *path, int follow_symlinks, double wait,
+    int (*nap)(double), char *err, size_t errlen);
+
+/* Before a save: the lock *fd is still the file at the lock's path; if
+ * it was removed or replaced, the file there now is locked instead (*fd
+ * replaced) unless another process holds it.  0, or -1 with err. */
+int state_lock_check(int *fd, const char *path, int follow_symlinks,
+    char *err, size_t errlen);
 
 /* Rename a corrupt file to "path.corrupt-YYYYmmddTHHMMSSZ"; the new name
  * goes into newpath. */

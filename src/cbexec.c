@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core.h"
 #include "driver.h"
 
 #define CBEXEC_VERSION "0.2.0"
@@ -151,6 +152,7 @@ main(int argc, char **argv)
 	char err[1024];
 	int rc;
 
+	file_std_fds();
 	options_init(&o);
 	if (cli_parse(&o, argc, argv, err, sizeof(err)) == -1) {
 		rc = usage_error(err);
@@ -177,13 +179,16 @@ main(int argc, char **argv)
 		rc = CB_EXIT_ERROR;
 		goto out;
 	}
+	if (o.mode == MODE_ALLOW_CONFIG) {
+		rc = config_allow(&o);
+		goto out;
+	}
 	if (cli_env(&o, err, sizeof(err)) == -1) {
 		rc = error_line(err);
 		goto out;
 	}
-	if (config_load(&o, o.config_path != NULL ? o.config_path :
-	    ".cbexec/config.json", o.config_path != NULL, err,
-	    sizeof(err)) == -1) {
+	if ((o.config_path != NULL ? config_load(&o, o.config_path, 1, err,
+	    sizeof(err)) : config_implicit(&o, err, sizeof(err))) == -1) {
 		rc = error_line(err);
 		goto out;
 	}

@@ -28,12 +28,13 @@ enum opt_id {
 	O_HALF_OPEN_AFTER, O_MAX_CONSEC, O_MAX_RETRIES, O_COOLDOWN,
 	O_HALF_OPEN_TRIALS, O_HISTORY_SIZE, O_PROGRESS, O_PROGRESS_CMD,
 	O_WATCH, O_EXCLUDE, O_CAPTURE_BYTES, O_NO_CAPTURE_STDOUT,
-	O_KEEP_ORPHANS, O_EXIT_CODES, O_COUNT
+	O_KEEP_ORPHANS, O_EXIT_CODES, O_ALLOW_CONFIG, O_COUNT
 };
 
 /* Which options a config file may not set: they pick the circuit or the
  * config itself, or they are commands rather than settings. */
-#define NOT_IN_CONFIG(id) ((id) <= O_VERSION || (id) == O_CONFIG)
+#define NOT_IN_CONFIG(id) ((id) <= O_VERSION || (id) == O_CONFIG || \
+	(id) == O_ALLOW_CONFIG)
 
 struct opt {
 	const char *name;
@@ -93,6 +94,7 @@ static const struct opt opts[] = {
 	{ "no-capture-stdout", no_argument, 0, O_NO_CAPTURE_STDOUT },
 	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS },
 	{ "exit-codes", required_argument, 0, O_EXIT_CODES },
+	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -236,11 +238,13 @@ set_option(struct options *o, const struct opt *op, const char *v,
 	case O_HISTORY:
 	case O_TRIP:
 	case O_HELP:
-	case O_VERSION: {
+	case O_VERSION:
+	case O_ALLOW_CONFIG: {
 		static const enum mode modes[] = {
 			[O_STATUS] = MODE_STATUS, [O_RESET] = MODE_RESET,
 			[O_HISTORY] = MODE_HISTORY, [O_TRIP] = MODE_TRIP,
 			[O_HELP] = MODE_HELP, [O_VERSION] = MODE_VERSION,
+			[O_ALLOW_CONFIG] = MODE_ALLOW_CONFIG,
 		};
 		/* --help and --version win over everything else. */
 		if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
@@ -500,6 +504,13 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 	}
 	if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
 		return 0;
+	if (o->mode == MODE_ALLOW_CONFIG) {
+		if (n_cmd > 1)
+			return errf(err, len, "too many arguments: '%s'",
+			    argv[optind + 1]);
+		return replace_str(&o->allow_path, n_cmd == 1 ?
+		    argv[optind] : ".cbexec/config.json");
+	}
 	/* Operator commands take at most one CIRCUIT: a path or a name. */
 	if (n_cmd > 1)
 		return errf(err, len, "too many arguments: '%s'",

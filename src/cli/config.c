@@ -5,50 +5,65 @@
  * exactly what the command line accepts; "phases" adds custom phases and
  * "rules" adds classifier rules.  Anything else is an error naming the
  * key: a typo in a threshold must not silently leave the default in place.
+ * The file is read whole (at most 1 MiB) from a regular file only: a FIFO
+ * or device at the path is refused, never waited on.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <ctype.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
 #include "cli.h"
+#include "core.h"
 #include "optvalues.h"
 
 #define CONFIG_MAX (1024 * 1024)
 
-static char *
-read_file(const char *path, char *err, size_t len, int *missing)
+char *
+config_read(const char *path, int follow, size_t *len, int *missing,
+    char *err, size_t errlen)
 {
-	FILE *f;
 	char *buf;
-	size_t n;
+	size_t n = 0;
+	ssize_t r;
+	int fd;
 
 	*missing = 0;
-	if ((f = fopen(path, "re")) == NULL) {
-		*missing = errno == ENOENT;
-		errf(err, len, "%s: %s", path, strerror(errno));
+	/* A FIFO or device at the path is refused, never read from. */
+	if ((fd = file_open(path, O_RDONLY, 0, follow)) < 0) {
+		*missing = fd == -1 && errno == ENOENT;
+		errf(err, errlen, "%s: %s", path, file_why(fd));
 		return NULL;
 	}
 	if ((buf = malloc(CONFIG_MAX + 1)) == NULL) {
-		fclose(f);
-		errf(err, len, "%s: out of memory", path);
+		close(fd);
+		errf(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
-	n = fread(buf, 1, CONFIG_MAX + 1, f);
-	if (ferror(f) || n > CONFIG_MAX) {
-		errf(err, len, "%s: %s", path, ferror(f) ?
-		    "read error" : "config file larger than 1 MiB");
-		fclose(f);
+	while (n <= CONFIG_MAX) {
+		r = read(fd, buf + n, CONFIG_MAX + 1 - n);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (r == -1 || n > CONFIG_MAX) {
+		errf(err, errlen, "%s: %s", path, r == -1 ? strerror(errno) :
+		    "config file larger than 1 MiB");
 		free(buf);
 		return NULL;
 	}
-	fclose(f);
 	buf[n] = '\0';
+	*len = n;
 	return buf;
 }
 
@@ -334,17 +349,34 @@ int
 config_load(struct options *o, const char *path, int required, char *err,
     size_t len)
 {
+	char *text;
+	size_t n;
+	int missing, rc;
+
+	if ((text = config_read(path, 1, &n, &missing, err, len)) == NULL)
+		return missing && !required ? 0 : -1;
+	rc = config_parse(o, path, text, n, err, len);
+	free(text);
+	return rc;
+}
+
+int
+config_parse(struct options *o, const char *path, const char *text,
+    size_t n, char *err, size_t len)
+{
 	cJSON *root = NULL;
 	const cJSON *item;
 	const char *where, *bad;
-	char *text;
-	int missing, rc = -1;
+	int rc = -1;
 
-	if ((text = read_file(path, err, len, &missing)) == NULL)
-		return missing && !required ? 0 : -1;
+	if (memchr(text, '\0', n) != NULL) {
+		errf(err, len, "%s: NUL byte at byte %ld", path,
+		    (long)((const char *)memchr(text, '\0', n) - text));
+		goto out;
+	}
 	/* JSON is UTF-8 (RFC 8259); names and types from here end up in the
 	 * state file and the log, which must be too. */
-	if ((bad = utf8_invalid(text, strlen(text))) != NULL) {
+	if ((bad = utf8_invalid(text, n)) != NULL) {
 		errf(err, len, "%s: not valid UTF-8 at byte %ld", path,
 		    (long)(bad - text));
 		goto out;
@@ -372,6 +404,5 @@ config_load(struct options *o, const char *path, int required, char *err,
 	rc = 0;
 out:
 	cJSON_Delete(root);
-	free(text);
 	return rc;
 }

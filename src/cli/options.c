@@ -76,6 +76,7 @@ options_free(struct options *o)
 	free(o->phase);
 	free(o->task);
 	free(o->config_path);
+	free(o->allow_path);
 	free(o->log_path);
 	free(o->metrics_path);
 	free(o->on_state_change);

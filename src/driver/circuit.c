@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Which circuit an invocation means (SPEC §1): --state or CBEXEC_STATE,
- * else --name in the state directory, else the working directory's; how
- * people should name it in messages and the command that resets it; and
- * the reporter that speaks for it.
+ * else --name in the state directory, else the working directory's, also
+ * in the state directory; how people should name it in messages and the
+ * command that resets it (shell-quoted, to be pasted); and the reporter
+ * that speaks for it.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,53 +26,144 @@ env_nonempty(const char *name)
 	return v != NULL && *v != '\0' ? v : NULL;
 }
 
+char *
+circuit_state_dir(char *err, size_t len)
+{
+	const char *dir, *base;
+	char *p = NULL;
+	int r;
+
+	if ((dir = env_nonempty("CBEXEC_STATE_DIR")) != NULL)
+		r = asprintf(&p, "%s", dir);
+	else if ((base = env_nonempty("XDG_STATE_HOME")) != NULL)
+		r = asprintf(&p, "%s/cbexec", base);
+	else if ((base = env_nonempty("HOME")) != NULL)
+		r = asprintf(&p, "%s/.local/state/cbexec", base);
+	else {
+		snprintf(err, len, "no state directory: neither "
+		    "CBEXEC_STATE_DIR, XDG_STATE_HOME nor HOME is set");
+		return NULL;
+	}
+	if (r == -1) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	return p;
+}
+
+char *
+shell_quote(const char *s)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-";
+	size_t n = 2, i;
+	char *q, *p;
+
+	if (*s != '\0' && strspn(s, safe) == strlen(s))
+		return strdup(s);
+	for (i = 0; s[i] != '\0'; i++)
+		n += s[i] == '\'' ? 4 : 1;
+	if ((q = p = malloc(n + 1)) == NULL)
+		return NULL;
+	*p++ = '\'';
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else
+			*p++ = s[i];
+	}
+	*p++ = '\'';
+	*p = '\0';
+	return q;
+}
+
+/*
+ * The working directory's circuit (SPEC §1): "dir-BASE-HASH" in the state
+ * directory, BASE the last component of the canonical working directory
+ * (bytes outside [A-Za-z0-9._-] as '_'), HASH the first 12 hex digits of
+ * the SHA-256 of its path.  It lives outside the work tree, so nothing
+ * the command does there (git clean -fdx) can remove or edit it, and the
+ * name is also a valid NAME: --name dir-BASE-HASH reaches it from
+ * anywhere.
+ */
+static char *
+dir_circuit_name(char *err, size_t len)
+{
+	char cwd[PATH_MAX], hex[DIGEST_HEX_LEN + 1], *name, *p;
+	const char *base;
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		snprintf(err, len, "working directory: %s", strerror(errno));
+		return NULL;
+	}
+	if (digest_hex(cwd, strlen(cwd), hex) == -1) {
+		snprintf(err, len, "working directory: cannot hash its path");
+		return NULL;
+	}
+	base = strrchr(cwd, '/') + 1;
+	if (asprintf(&name, "dir-%s-%.12s", base, hex) == -1) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	for (p = name + 4; p < name + 4 + strlen(base); p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' &&
+		    *p != '-')
+			*p = '_';
+	return name;
+}
+
 int
 circuit_resolve(const struct options *o, struct circuit *c, char *err,
     size_t len)
 {
-	const char *dir, *base, *env_state = env_nonempty("CBEXEC_STATE");
-	char cflag[4200] = "";
+	const char *env_state = env_nonempty("CBEXEC_STATE");
+	char *dir = NULL, *q = NULL, *cq = NULL, *dname = NULL;
 	int r = 0;
 
 	memset(c, 0, sizeof(*c));
-	if (o->chdir != NULL)
-		snprintf(cflag, sizeof(cflag), "-C %s ", o->chdir);
+	if (o->chdir != NULL && (cq = shell_quote(o->chdir)) == NULL)
+		goto oom;
 	if (o->state_path != NULL || (o->name == NULL && env_state != NULL)) {
 		const char *p = o->state_path ? o->state_path : env_state;
 
+		if ((q = shell_quote(p)) == NULL)
+			goto oom;
 		c->path = strdup(p);
 		c->label = strdup(p);
-		r = asprintf(&c->reset_hint, "cbexec %s--reset-circuit "
-		    "--state %s", p[0] == '/' ? "" : cflag, p);
-	} else if (o->name != NULL) {
-		if ((dir = env_nonempty("CBEXEC_STATE_DIR")) != NULL)
-			r = asprintf(&c->path, "%s/%s.json", dir, o->name);
-		else if ((base = env_nonempty("XDG_STATE_HOME")) != NULL)
-			r = asprintf(&c->path, "%s/cbexec/%s.json", base,
-			    o->name);
-		else if ((base = env_nonempty("HOME")) != NULL)
-			r = asprintf(&c->path, "%s/.local/state/cbexec/%s.json",
-			    base, o->name);
-		else {
-			snprintf(err, len, "--name %s: neither CBEXEC_STATE_DIR, "
-			    "XDG_STATE_HOME nor HOME is set", o->name);
+		r = asprintf(&c->reset_hint, "cbexec %s%s%s--reset-circuit "
+		    "--state %s", cq != NULL && p[0] != '/' ? "-C " : "",
+		    cq != NULL && p[0] != '/' ? cq : "",
+		    cq != NULL && p[0] != '/' ? " " : "", q);
+	} else {
+		const char *name = o->name;
+
+		if (name == NULL && (name = dname = dir_circuit_name(err,
+		    len)) == NULL)
+			return -1;
+		if ((dir = circuit_state_dir(err, len)) == NULL) {
+			free(dname);
 			return -1;
 		}
+		r = asprintf(&c->path, "%s/%s.json", dir, name);
 		if (r != -1)
 			r = asprintf(&c->reset_hint, "cbexec --reset-circuit "
-			    "--name %s", o->name);
-		c->label = strdup(o->name);
-	} else {
-		c->path = strdup(".cbexec/state.json");
-		c->label = strdup(".cbexec/state.json");
-		r = asprintf(&c->reset_hint, "cbexec %s--reset-circuit",
-		    cflag);
+			    "--name %s", name);
+		c->label = strdup(name);
 	}
-	if (r == -1 || c->path == NULL || c->label == NULL) {
-		snprintf(err, len, "out of memory");
-		return -1;
-	}
+	free(dir);
+	free(dname);
+	free(q);
+	free(cq);
+	if (r == -1 || c->path == NULL || c->label == NULL)
+		goto oom;
 	return 0;
+oom:
+	free(q);
+	free(cq);
+	circuit_free(c);
+	snprintf(err, len, "out of memory");
+	return -1;
 }
 
 void

@@ -29,10 +29,12 @@
 static int
 save(struct inv *v)
 {
-	char err[512];
+	char err[4400];
 
-	if (state_save(v->c->path, v->o->follow_symlinks, &v->s, err,
-	    sizeof(err)) == -1) {
+	/* Still the holder of the circuit's lock file, or none is saved. */
+	if (state_lock_check(&v->lock, v->c->path, v->o->follow_symlinks, err,
+	    sizeof(err)) == -1 || state_save(v->c->path,
+	    v->o->follow_symlinks, &v->s, err, sizeof(err)) == -1) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
@@ -283,16 +285,64 @@ refuse(struct inv *v)
 	return CB_EXIT_OPEN;
 }
 
+/* Take the circuit's lock, waiting as --wait-lock says (within the
+ * budget), an operator signal ending the wait at once: the lock fd, or
+ * the exit status as a negative number. */
+static int
+take_lock(const struct options *o, const struct circuit *c)
+{
+	char err[4400];
+	double wait = o->wait_lock;
+	int lock;
+
+	/* --wait-lock waits within the budget, which counts from here. */
+	if (wait != 0 && o->budget > 0 && (wait < 0 || wait > o->budget))
+		wait = o->budget;
+	sup_hold();
+	lock = state_lock(c->path, o->follow_symlinks, wait, sup_nap, err,
+	    sizeof(err));
+	sup_release();
+	if (lock >= 0)
+		return lock;
+	if (lock == -3) {
+		fprintf(stderr, "cbexec: circuit %s: interrupted while waiting "
+		    "for the lock; not running\n", c->label);
+		return -CB_EXIT_ABORT;
+	}
+	if (lock == -2 && wait != o->wait_lock) {
+		fprintf(stderr, "cbexec: circuit %s: the budget ran out "
+		    "waiting for the lock %s.lock\n", c->label, c->path);
+		return -CB_EXIT_TIMEOUT;
+	}
+	if (lock == -2) {
+		fprintf(stderr, "cbexec: circuit %s is busy: another "
+		    "cbexec holds %s.lock\n", c->label, c->path);
+		return -CB_EXIT_BUSY;
+	}
+	fprintf(stderr, "cbexec: %s\n", err);
+	return -CB_EXIT_ERROR;
+}
+
+/* Interrupted between runs: no new run; the state says so when a run
+ * was recorded in this invocation. */
+static int
+interrupted(struct inv *v, long runs)
+{
+	if (runs == 0)
+		return CB_EXIT_ABORT;
+	v->s.outcome = OUT_ABORT;
+	return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_ABORT;
+}
+
 int
 driver_run(struct options *o, const struct circuit *c)
 {
 	struct inv v;
 	struct run_done d;
 	struct cb_result res;
-	char err[512];
+	char err[4400];
 	long runs = 0;
-	double wait;
-	int lock, rc, ret = CB_EXIT_ERROR, code = 0, failed = 0;
+	int rc, ret = CB_EXIT_ERROR, code = 0, failed = 0;
 
 	memset(&v, 0, sizeof(v));
 	v.o = o;
@@ -306,28 +356,12 @@ driver_run(struct options *o, const struct circuit *c)
 	}
 	if (o->budget > 0)
 		v.deadline = mono_now() + o->budget;
-	/* --wait-lock waits within the budget, which counts from here. */
-	wait = o->wait_lock;
-	if (wait != 0 && o->budget > 0 && (wait < 0 || wait > o->budget))
-		wait = o->budget;
-	if ((lock = state_lock(c->path, wait, err, sizeof(err))) < 0) {
-		if (lock == -2 && wait != o->wait_lock) {
-			fprintf(stderr, "cbexec: circuit %s: the budget ran out "
-			    "waiting for the lock %s.lock\n", c->label, c->path);
-			return CB_EXIT_TIMEOUT;
-		}
-		if (lock == -2) {
-			fprintf(stderr, "cbexec: circuit %s is busy: another "
-			    "cbexec holds %s.lock\n", c->label, c->path);
-			return CB_EXIT_BUSY;
-		}
-		fprintf(stderr, "cbexec: %s\n", err);
-		return CB_EXIT_ERROR;
-	}
+	if ((v.lock = take_lock(o, c)) < 0)
+		return -v.lock;
 	if (state_load(c->path, o->follow_symlinks, o->name, &v.s, err,
 	    sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
-		close(lock);
+		close(v.lock);
 		return CB_EXIT_ERROR;
 	}
 	if (circuit_reporter(o, c, &v.rep) == -1)
@@ -335,6 +369,11 @@ driver_run(struct options *o, const struct circuit *c)
 	if (o->phase != NULL)
 		breaker_set_str(&v.s.phase, o->phase);
 	v.state_dir = dir_of(c->path);
+	if (asprintf(&v.status_file, "%s.status", c->path) == -1) {
+		v.status_file = NULL;
+		fprintf(stderr, "cbexec: out of memory\n");
+		goto out;
+	}
 
 	v.px.sources = o->progress & ~PROG_AUTO;
 	if (o->progress & PROG_AUTO)
@@ -346,8 +385,13 @@ driver_run(struct options *o, const struct circuit *c)
 	v.px.files.exclude = o->exclude.v;
 	v.px.files.n_exclude = o->exclude.n;
 	v.px.files.state_dir = v.state_dir;
+	v.px.files.skip = v.status_file;
 
 	for (;;) {
+		if (sup_interrupted()) {
+			ret = interrupted(&v, runs);
+			break;
+		}
 		if (v.deadline > 0 && mono_now() >= v.deadline) {
 			/* Before any run (a long --wait-lock) nothing ran
 			 * and the state is left as it was. */
@@ -363,8 +407,8 @@ driver_run(struct options *o, const struct circuit *c)
 			if (save(&v) == -1)
 				break;
 		}
-		if (run_once(&v, &d) == -1) {
-			ret = CB_EXIT_ERROR;
+		if ((rc = run_once(&v, &d)) != 0) {
+			ret = rc == 1 ? interrupted(&v, runs) : CB_EXIT_ERROR;
 			break;
 		}
 		rc = record(&v, &d, &code, &failed);
@@ -407,8 +451,8 @@ driver_run(struct options *o, const struct circuit *c)
 out:
 	reporter_close(&v.rep);
 	free(v.state_dir);
+	free(v.status_file);
 	breaker_free(&v.s);
-	close(lock);
+	close(v.lock);
 	return ret;
 }
-

@@ -22,6 +22,8 @@ struct inv {
 	double deadline;	/* budget end, mono_now() clock; 0 none */
 	char *state_dir;	/* excluded from "files" */
 	int retry;		/* the operator chose Reset or Modify */
+	int lock;		/* the circuit's lock fd */
+	char *status_file;	/* $CBEXEC_STATUS_FILE, beside the state */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */
@@ -37,7 +39,8 @@ struct run_done {
 };
 
 /* Run COMMAND once (run.c): 0 with *d filled (free it with
- * run_done_free), -1 when cbexec itself failed (message printed). */
+ * run_done_free), 1 when an operator signal came before it started
+ * (nothing ran), -1 when cbexec itself failed (message printed). */
 int run_once(struct inv *v, struct run_done *d);
 void run_done_free(struct run_done *d);
 
@@ -45,5 +48,13 @@ void run_done_free(struct run_done *d);
  * the message printed. */
 int circuit_reporter(const struct options *o, const struct circuit *c,
     struct reporter *r);
+
+/* The state directory: $CBEXEC_STATE_DIR, else
+ * ${XDG_STATE_HOME:-$HOME/.local/state}/cbexec (circuit.c); malloc'd, or
+ * NULL with the message in err. */
+char *circuit_state_dir(char *err, size_t len);
+/* s quoted for a POSIX shell (unchanged when it needs no quotes);
+ * malloc'd, NULL on ENOMEM. */
+char *shell_quote(const char *s);
 
 #endif

@@ -14,6 +14,7 @@
 #include "driver.h"
 #include "invocation.h"
 #include "report.h"
+#include "run.h"
 #include "store.h"
 
 #define OPERATOR_LOCK_WAIT 5.0
@@ -59,17 +60,31 @@ ops_history(const struct options *o, const struct circuit *c)
 	return fflush(stdout) == EOF ? CB_EXIT_ERROR : CB_EXIT_OK;
 }
 
+/* The lock fd, or the exit status as a negative number. */
 static int
-lock(const struct circuit *c, char *err, size_t len)
+lock(const struct options *o, const struct circuit *c, char *err,
+    size_t len)
 {
-	int fd = state_lock(c->path, OPERATOR_LOCK_WAIT, err, len);
+	int fd;
 
-	if (fd == -2)
+	sup_hold();
+	fd = state_lock(c->path, o->follow_symlinks, OPERATOR_LOCK_WAIT,
+	    sup_nap, err, len);
+	sup_release();
+	if (fd >= 0)
+		return fd;
+	if (fd == -3) {
+		fprintf(stderr, "cbexec: circuit %s: interrupted while waiting "
+		    "for the lock\n", c->label);
+		return -CB_EXIT_ABORT;
+	}
+	if (fd == -2) {
 		fprintf(stderr, "cbexec: circuit %s is busy: another cbexec "
 		    "holds %s.lock\n", c->label, c->path);
-	else if (fd == -1)
-		fprintf(stderr, "cbexec: %s\n", err);
-	return fd;
+		return -CB_EXIT_BUSY;
+	}
+	fprintf(stderr, "cbexec: %s\n", err);
+	return -CB_EXIT_ERROR;
 }
 
 /* Reset or trip: load (moving a corrupt file aside for a reset), apply,
@@ -80,12 +95,12 @@ operate(const struct options *o, const struct circuit *c, int reset)
 	struct cb_state s, before;
 	struct cb_result res;
 	struct reporter rep;
-	char err[512], err2[512], aside[4200];
+	char err[4400], err2[4400], aside[4200] = "";
 	const char *user = getenv("USER");
 	int fd, rc = CB_EXIT_ERROR, i, ld;
 
-	if ((fd = lock(c, err, sizeof(err))) < 0)
-		return fd == -2 ? CB_EXIT_BUSY : CB_EXIT_ERROR;
+	if ((fd = lock(o, c, err, sizeof(err))) < 0)
+		return -fd;
 	if ((ld = state_load(c->path, o->follow_symlinks, o->name, &s, err,
 	    sizeof(err))) < 0) {
 		/* A corrupt file is never silently replaced: a reset is the
@@ -114,9 +129,20 @@ operate(const struct options *o, const struct circuit *c, int reset)
 		    &res);
 	else
 		breaker_trip(&s, &o->limits, o->reason, user, wall_now(), &res);
-	if (state_save(c->path, o->follow_symlinks, &s, err,
-	    sizeof(err)) == -1) {
+	if (state_lock_check(&fd, c->path, o->follow_symlinks, err,
+	    sizeof(err)) == -1 || state_save(c->path, o->follow_symlinks, &s,
+	    err, sizeof(err)) == -1) {
 		fprintf(stderr, "cbexec: %s\n", err);
+		/* The corrupt file is gone from the path already: that alone
+		 * reset the circuit (a missing file is a fresh CLOSED one),
+		 * only its history event is lost. */
+		if (aside[0] != '\0') {
+			fprintf(stderr, "cbexec: the circuit is reset all the "
+			    "same: %s was moved aside to %s and, with no state "
+			    "file, the circuit starts CLOSED\n", c->path,
+			    aside);
+			rc = CB_EXIT_OK;
+		}
 		goto out;
 	}
 	report_event(&rep, reset ? "reset" : "trip", s.open_reason != NULL &&
@@ -126,7 +152,8 @@ operate(const struct options *o, const struct circuit *c, int reset)
 	if (o->metrics_path != NULL &&
 	    report_metrics(&rep, &s, 0, err, sizeof(err)) == -1)
 		report_warn(&rep, "%s", err);
-	rc = CB_EXIT_OK;
+	/* The state is saved; an interrupt (in the hook) still says so. */
+	rc = sup_aborted() ? CB_EXIT_ABORT : CB_EXIT_OK;
 out:
 	reporter_close(&rep);
 	breaker_free(&s);

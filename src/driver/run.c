@@ -91,17 +91,20 @@ free_env(char **env)
 	free(env);
 }
 
-/* A fresh private file for $CBEXEC_STATUS_FILE. */
+/*
+ * A fresh private file for $CBEXEC_STATUS_FILE, beside the state file:
+ * whatever the last run left there (a kill -9 of cbexec) is removed, and
+ * only a new, empty, regular file of ours is handed to the command.
+ */
 static int
-make_status_file(char *path, size_t len)
+make_status_file(const char *path)
 {
-	const char *tmp = getenv("TMPDIR");
 	int fd;
 
-	snprintf(path, len, "%s/cbexec-status.XXXXXX",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-	if ((fd = mkostemp(path, O_CLOEXEC)) == -1)
+	if (unlink(path) == -1 && errno != ENOENT)
 		return -1;
+	if ((fd = file_open(path, O_WRONLY | O_CREAT | O_EXCL, 0600, 0)) < 0)
+		return fd;
 	close(fd);
 	return 0;
 }
@@ -116,8 +119,13 @@ read_status_file(const char *path, struct status_report *r,
 	struct stat st;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	/* The command may have put a FIFO or a link in its place: read only
+	 * a regular file, never wait on one. */
+	if ((fd = file_open(path, O_RDONLY, 0, 0)) < 0) {
+		if (fd == -2 || errno != ENOENT)
+			report_warn(rep, "status file: %s", file_why(fd));
 		return;
+	}
 	/* Most commands never write it: an empty file costs one fstat. */
 	if (fstat(fd, &st) == -1 || st.st_size == 0) {
 		close(fd);
@@ -138,7 +146,6 @@ read_status_file(const char *path, struct status_report *r,
 		    r->warning : "malformed");
 	free(buf);
 }
-
 
 /* The run's stdout, as it passes, goes to the status block scanner. */
 static void
@@ -164,7 +171,8 @@ run_once(struct inv *v, struct run_done *d)
 	struct sup_cfg cfg;
 	struct status_scanner *sc = NULL;
 	struct run_facts f;
-	char sfile[4096], err[512];
+	const char *sfile = v->status_file;
+	char err[512];
 	char *e = NULL, *out = NULL;
 	size_t el = 0, ol = 0;
 	int ret = -1;
@@ -173,16 +181,22 @@ run_once(struct inv *v, struct run_done *d)
 	memset(&cfg, 0, sizeof(cfg));
 	status_init(&d->st);
 	status_init(&d->cmd);
-	if (make_status_file(sfile, sizeof(sfile)) == -1) {
-		fprintf(stderr, "cbexec: cannot create the status file: %s\n",
-		    strerror(errno));
+	if ((ret = make_status_file(sfile)) != 0) {
+		fprintf(stderr, "cbexec: cannot create the status file %s: "
+		    "%s\n", sfile, file_why(ret));
 		return -1;
 	}
+	ret = -1;
 	if (o->argv != NULL && (cfg.envp = child_env(v, sfile)) == NULL)
 		goto oom;
 	if (!o->no_capture_stdout && (sc = status_scanner_new()) == NULL)
 		goto oom;
 	warn_prints(v, take_prints(&v->px, &d->before, NULL));
+	/* Interrupted while git looked: no run is started. */
+	if (sup_interrupted()) {
+		ret = 1;
+		goto out;
+	}
 
 	cfg.argv = o->argv;
 	cfg.timeout = o->timeout;
@@ -250,7 +264,7 @@ out:
 	status_scanner_free(sc);
 	free_env(cfg.envp);
 	unlink(sfile);
-	if (ret == -1)
+	if (ret != 0)
 		run_done_free(d);
 	return ret;
 }

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -48,6 +49,10 @@ struct walk {
 	int has_state;
 	dev_t sdev;
 	ino_t sino;
+	int has_skip;		/* c->skip's directory, and its name there */
+	dev_t kdev;
+	ino_t kino;
+	const char *kname;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct dir *dirs;	/* the queue: [next, n) still to read */
@@ -206,6 +211,12 @@ read_dir(struct walk *w, size_t i)
 				continue;
 			}
 		}
+		if (w->has_skip && strcmp(name, w->kname) == 0 &&
+		    fstat(dirfd(dp), &st) == 0 && st.st_dev == w->kdev &&
+		    st.st_ino == w->kino) {
+			ents[k] = ents[--n];
+			continue;
+		}
 		if (fstatat(dirfd(dp), name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
 			if (errno != ENOENT)
 				goto out;
@@ -347,7 +358,7 @@ progress_files(const struct progress_cfg *c, char hex[DIGEST_HEX_LEN + 1],
 	struct digest *d = NULL;
 	struct stat st;
 	size_t i, n_watch = c->n_watch > 0 ? c->n_watch : 1;
-	char *rel;
+	char *rel, kdir[PATH_MAX];
 	int rc = -1;
 
 	memset(&w, 0, sizeof(w));
@@ -361,6 +372,14 @@ progress_files(const struct progress_cfg *c, char hex[DIGEST_HEX_LEN + 1],
 		w.has_state = 1;
 		w.sdev = st.st_dev;
 		w.sino = st.st_ino;
+	}
+	if (c->skip != NULL && file_dir_of(c->skip, kdir, sizeof(kdir)) == 0 &&
+	    stat(kdir, &st) == 0) {
+		w.has_skip = 1;
+		w.kdev = st.st_dev;
+		w.kino = st.st_ino;
+		w.kname = strrchr(c->skip, '/') != NULL ?
+		    strrchr(c->skip, '/') + 1 : c->skip;
 	}
 	/* libcrypto loaded before any thread needs it. */
 	if (digest_prepare() == -1)

@@ -9,8 +9,18 @@
  * pipe so a large diff never sits in memory.  Each section's byte count is
  * hashed after it, so bytes cannot move from one section to the next
  * unnoticed.  git runs directly (no shell) through child_spawn in child.c,
- * with GIT_OPTIONAL_LOCKS=0 so it never takes index.lock from under the
- * command being watched.
+ * bounded in time and interruptible, with GIT_OPTIONAL_LOCKS=0 so it
+ * never takes index.lock from under the command being watched.
+ *
+ * The repository is the command's: its .git/config may name programs git
+ * would run while it diffs (core.fsmonitor, the clean and process
+ * programs of filter drivers, textconv and external diff drivers, hooks,
+ * the transport of a lazy fetch).  None of them may run as the operator:
+ * the diff drivers are off by option, submodules are compared by commit
+ * only (a dirty check would run git status inside each, under their own
+ * configuration), and the rest is overridden through GIT_CONFIG_COUNT --
+ * every filter driver the configuration defines emptied, found with
+ * "git config", which runs no program itself.
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,51 +37,235 @@
 
 extern char **environ;
 
+/* git is given a deadline; a repository slow beyond it fails the
+ * fingerprint (a warning), it does not hold cbexec. */
+#define GIT_TIMEOUT	120.0
+/* More filter drivers than this and the fingerprint is not taken. */
+#define MAX_FILTERS	256
+
+/*
+ * What git must never do for a probe, whatever the repository's own
+ * configuration says (.git/config is the command's to write): run the
+ * fsmonitor hook or daemon, run a hook, fetch (a partial clone's missing
+ * objects would run ssh or a remote helper), or take index.lock from
+ * under the command it watches.  The configuration comes through
+ * GIT_CONFIG_COUNT (git 2.31 and later), which outranks the repository's
+ * and, unlike -c, takes any key: a filter driver's name is free text.
+ */
+static const char *const safe_config[][2] = {
+	{ "core.fsmonitor", "false" },
+	{ "core.hooksPath", "/dev/null" },
+	{ "protocol.allow", "never" },
+	{ "gc.auto", "0" },
+	{ "maintenance.auto", "false" },
+};
+static const char *const safe_env[] = {
+	"GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1",
+	"GIT_ALLOW_PROTOCOL=none", "GIT_TERMINAL_PROMPT=0",
+};
+
+struct gitenv {
+	char **v;		/* environ entries, then ours (owned) */
+	size_t n, cap, borrowed;
+	int count;		/* GIT_CONFIG_COUNT so far */
+};
+
+static int
+env_add(struct gitenv *e, char *kv)
+{
+	char **nv;
+
+	if (kv == NULL)
+		return -1;
+	if (e->n + 2 > e->cap) {
+		e->cap = e->cap * 2 + 16;
+		if ((nv = realloc(e->v, e->cap * sizeof(*nv))) == NULL) {
+			free(kv);
+			return -1;
+		}
+		e->v = nv;
+	}
+	e->v[e->n++] = kv;
+	e->v[e->n] = NULL;
+	return 0;
+}
+
+static int
+env_config(struct gitenv *e, const char *key, const char *val)
+{
+	char *k = NULL, *v = NULL;
+
+	if (asprintf(&k, "GIT_CONFIG_KEY_%d=%s", e->count, key) == -1 ||
+	    asprintf(&v, "GIT_CONFIG_VALUE_%d=%s", e->count, val) == -1) {
+		free(k);
+		return -1;
+	}
+	e->count++;
+	return env_add(e, k) == -1 || env_add(e, v) == -1 ? -1 : 0;
+}
+
+static void
+env_free(struct gitenv *e)
+{
+	size_t i;
+
+	for (i = e->borrowed; i < e->n; i++)
+		free(e->v[i]);
+	free(e->v);
+	memset(e, 0, sizeof(*e));
+}
+
+/* GIT_CONFIG_COUNT, last, once every pair is in. */
+static int
+env_seal(struct gitenv *e)
+{
+	char *c = NULL;
+
+	if (asprintf(&c, "GIT_CONFIG_COUNT=%d", e->count) == -1)
+		return -1;
+	return env_add(e, c);
+}
+
+/* Our environment with the probe's safety settings; the caller's own
+ * GIT_CONFIG_COUNT pairs are kept, ours come after them. */
+static int
+env_init(struct gitenv *e)
+{
+	const char *cnt = getenv("GIT_CONFIG_COUNT");
+	size_t i;
+	int skip;
+
+	memset(e, 0, sizeof(*e));
+	if (cnt != NULL)
+		e->count = atoi(cnt) > 0 ? atoi(cnt) : 0;
+	for (i = 0; environ[i] != NULL; i++) {
+		skip = strncmp(environ[i], "GIT_CONFIG_COUNT=", 17) == 0;
+		for (size_t k = 0; k < NELEM(safe_env) && !skip; k++)
+			skip = strncmp(environ[i], safe_env[k],
+			    strcspn(safe_env[k], "=") + 1) == 0;
+		if (skip)
+			continue;
+		if (env_add(e, environ[i]) == -1)
+			goto fail;
+		e->borrowed = e->n;
+	}
+	for (i = 0; i < NELEM(safe_env); i++)
+		if (env_add(e, strdup(safe_env[i])) == -1)
+			goto fail;
+	for (i = 0; i < NELEM(safe_config); i++)
+		if (env_config(e, safe_config[i][0], safe_config[i][1]) == -1)
+			goto fail;
+	return 0;
+fail:
+	env_free(e);
+	return -1;
+}
+
 typedef int (*sink_fn)(void *ctx, const char *p, size_t n);
 
 /*
- * Run git with GIT_OPTIONAL_LOCKS=0 (a probe must never take index.lock
- * from under the command it watches), feeding its stdout to sink.  Returns
- * git's exit code, or -1 when it could not run or was killed.
+ * Run git in a process group of its own with env, feeding its stdout to
+ * sink; whatever it started is killed when it is done.  Returns git's exit
+ * code, or -1 when it could not run, was killed, timed out or cbexec was
+ * interrupted.
  */
 static int
-run_git(const char *const *args, sink_fn sink, void *ctx)
+run_git(const char *const *args, char **env, sink_fn sink, void *ctx)
 {
-	static char locks[] = "GIT_OPTIONAL_LOCKS=0";
-	char buf[65536], **env;
-	size_t i, n = 0;
-	ssize_t got;
-	int fd, st, bad = 0;
+	int fd, st, rc;
 	pid_t pid;
 
-	while (environ[n] != NULL)
-		n++;
-	if ((env = malloc((n + 2) * sizeof(*env))) == NULL)
-		return -1;
-	for (i = n = 0; environ[i] != NULL; i++)
-		if (strncmp(environ[i], "GIT_OPTIONAL_LOCKS=", 19) != 0)
-			env[n++] = environ[i];
-	env[n++] = locks;
-	env[n] = NULL;
-	pid = child_spawn((char *const *)args, env, CHILD_ERR_NULL, 0, &fd);
-	free(env);
+	pid = child_spawn((char *const *)args, env, CHILD_ERR_NULL, 1, &fd);
 	if (pid == -1)
 		return -1;
-	/* Read to EOF even after a sink error so git never blocks on us. */
-	while ((got = read(fd, buf, sizeof(buf))) != 0) {
-		if (got == -1) {
-			if (errno == EINTR)
-				continue;
-			bad = 1;
-			break;
-		}
-		if (!bad && sink(ctx, buf, (size_t)got) == -1)
-			bad = 1;
-	}
-	close(fd);
-	if (child_reap(pid, &st) == -1 || bad || !WIFEXITED(st))
+	rc = child_wait(pid, fd, mono_now() + GIT_TIMEOUT, 1, sink, ctx, &st);
+	if (rc != CHILD_EXITED || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+/* The filter driver names "git config" lists, NUL-terminated names. */
+struct names {
+	char *buf;
+	size_t len, cap;
+};
+
+static int
+names_sink(void *ctx, const char *p, size_t n)
+{
+	struct names *nm = ctx;
+	char *nb;
+
+	if (nm->len + n + 1 > nm->cap) {
+		/* A config this large is no config to trust with a probe. */
+		if (nm->len + n > 1024 * 1024)
+			return -1;
+		nm->cap = (nm->len + n + 1) * 2;
+		if ((nb = realloc(nm->buf, nm->cap)) == NULL)
+			return -1;
+		nm->buf = nb;
+	}
+	memcpy(nm->buf + nm->len, p, n);
+	nm->len += n;
+	nm->buf[nm->len] = '\0';
+	return 0;
+}
+
+/*
+ * filter.<driver>.clean, .smudge and .process name programs git runs on
+ * file contents (through .gitattributes) while it diffs: every driver the
+ * configuration defines is emptied, and made optional so an emptied
+ * required one is not an error.
+ */
+static int
+neutralise_filters(struct gitenv *e)
+{
+	static const char *const args[] = {
+		"git", "config", "-z", "--name-only", "--get-regexp",
+		"^filter\\.", NULL
+	};
+	static const char *const vars[][2] = {
+		{ "clean", "" }, { "smudge", "" }, { "process", "" },
+		{ "required", "false" },
+	};
+	struct names nm = { NULL, 0, 0 };
+	char key[4096];
+	const char *p, *end, *dot;
+	int rc, n = 0;
+	size_t i;
+
+	/* The environment so far, sealed for this one run. */
+	if (env_seal(e) == -1)
+		return -1;
+	rc = run_git(args, e->v, names_sink, &nm);
+	free(e->v[--e->n]);
+	e->v[e->n] = NULL;
+	/* 1: no filter is configured at all. */
+	if (rc != 0) {
+		free(nm.buf);
+		return rc == 1 ? 0 : -1;
+	}
+	for (p = nm.buf; p != NULL && p < nm.buf + nm.len; p = end + 1) {
+		end = p + strlen(p);
+		/* "filter.DRIVER.VAR": DRIVER is all between the first and
+		 * the last dot, dots included. */
+		if ((dot = strrchr(p, '.')) == NULL || dot - p <= 7)
+			continue;
+		if (++n > MAX_FILTERS) {
+			free(nm.buf);
+			return -1;
+		}
+		for (i = 0; i < NELEM(vars); i++) {
+			if (snprintf(key, sizeof(key), "%.*s.%s",
+			    (int)(dot - p), p, vars[i][0]) >= (int)sizeof(key) ||
+			    env_config(e, key, vars[i][1]) == -1) {
+				free(nm.buf);
+				return -1;
+			}
+		}
+	}
+	free(nm.buf);
+	return 0;
 }
 
 struct capture {
@@ -133,12 +327,20 @@ progress_in_git(void)
 		"git", "rev-parse", "--is-inside-work-tree", NULL
 	};
 	struct capture c = { "", 0 };
+	struct gitenv e;
+	int rc;
 
 	/* Asking git costs a fork and an exec on every invocation; look for
 	 * a .git first and ask only when one is there. */
 	if (getenv("GIT_DIR") == NULL && !has_dot_git())
 		return 0;
-	if (run_git(args, capture_sink, &c) != 0)
+	if (env_init(&e) == -1 || env_seal(&e) == -1) {
+		env_free(&e);
+		return 0;
+	}
+	rc = run_git(args, e.v, capture_sink, &c);
+	env_free(&e);
+	if (rc != 0)
 		return 0;
 	return strcmp(c.b, "true\n") == 0 || strcmp(c.b, "true") == 0;
 }
@@ -149,6 +351,7 @@ struct dsink {
 	uint64_t n;
 	char *path;		/* untracked: the path being read */
 	size_t plen, pcap;
+	const char *skip;	/* a path left out, or NULL */
 };
 
 static int
@@ -169,6 +372,24 @@ section_end(struct dsink *s)
 	return digest_update(s->d, &n, sizeof(n));
 }
 
+/* a and b name the same directory entry: the same name in the same
+ * directory (the file itself may have been replaced meanwhile). */
+static int
+same_file(const char *a, const char *b)
+{
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+	char da[PATH_MAX], db[PATH_MAX];
+	struct stat sa, sb;
+
+	if (strcmp(ba != NULL ? ba + 1 : a, bb != NULL ? bb + 1 : b) != 0)
+		return 0;
+	if (file_dir_of(a, da, sizeof(da)) == -1 ||
+	    file_dir_of(b, db, sizeof(db)) == -1 ||
+	    stat(da, &sa) == -1 || stat(db, &sb) == -1)
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* One untracked path: the path and its lstat data (or none if gone). */
 static int
 hash_untracked(struct dsink *s)
@@ -176,6 +397,10 @@ hash_untracked(struct dsink *s)
 	struct stat st;
 	int64_t rec[4] = { -1, -1, -1, -1 };
 
+	if (s->skip != NULL && same_file(s->path, s->skip)) {
+		s->plen = 0;
+		return 0;
+	}
 	if (lstat(s->path, &st) == 0) {
 		rec[0] = st.st_size;
 		rec[1] = st.st_mtim.tv_sec;
@@ -222,52 +447,70 @@ untracked_sink(void *ctx, const char *p, size_t n)
 int
 progress_git(char hex[DIGEST_HEX_LEN + 1])
 {
+	return progress_git_except(hex, NULL);
+}
+
+int
+progress_git_except(char hex[DIGEST_HEX_LEN + 1], const char *skip)
+{
 	static const char *const head[] = {
-		"git", "rev-parse", "-q", "--verify", "HEAD", NULL
+		"git", "--no-pager", "rev-parse", "-q", "--verify", "HEAD", NULL
 	};
 	static const char *const diff_head[] = {
-		"git", "diff", "--no-ext-diff", "--no-textconv", "--no-color",
-		"--binary", "HEAD", "--", NULL
+		"git", "--no-pager", "diff", "--no-ext-diff", "--no-textconv",
+		"--no-color", "--ignore-submodules=dirty", "--binary", "HEAD",
+		"--", NULL
 	};
 	static const char *const diff_cached[] = {
-		"git", "diff", "--no-ext-diff", "--no-textconv", "--no-color",
-		"--binary", "--cached", NULL
+		"git", "--no-pager", "diff", "--no-ext-diff", "--no-textconv",
+		"--no-color", "--ignore-submodules=dirty", "--binary",
+		"--cached", NULL
 	};
 	static const char *const diff_tree[] = {
-		"git", "diff", "--no-ext-diff", "--no-textconv", "--no-color",
-		"--binary", NULL
+		"git", "--no-pager", "diff", "--no-ext-diff", "--no-textconv",
+		"--no-color", "--ignore-submodules=dirty", "--binary", NULL
 	};
 	/* ":/" covers the whole work tree even from a subdirectory. */
 	static const char *const others[] = {
-		"git", "ls-files", "-z", "--others", "--exclude-standard",
+		"git", "--no-pager", "ls-files", "-z", "--others", "--exclude-standard",
 		"--", ":/", NULL
 	};
-	struct dsink s = { NULL, 0, NULL, 0, 0 };
+	struct dsink s = { NULL, 0, NULL, 0, 0, skip };
+	struct gitenv e;
+	char **env;
 	int rc;
 
-	if ((s.d = digest_new()) == NULL)
+	if (env_init(&e) == -1)
 		return -1;
+	if (neutralise_filters(&e) == -1 || env_seal(&e) == -1 ||
+	    (s.d = digest_new()) == NULL) {
+		env_free(&e);
+		return -1;
+	}
+	env = e.v;
 	/* Exit 1 with no output: a repository without commits yet. */
-	if ((rc = run_git(head, digest_sink, &s)) != 0 && rc != 1)
+	if ((rc = run_git(head, env, digest_sink, &s)) != 0 && rc != 1)
 		goto fail;
 	if (section_end(&s) == -1)
 		goto fail;
 	if (rc == 0) {
-		if (run_git(diff_head, digest_sink, &s) != 0)
+		if (run_git(diff_head, env, digest_sink, &s) != 0)
 			goto fail;
-	} else if (run_git(diff_cached, digest_sink, &s) != 0 ||
+	} else if (run_git(diff_cached, env, digest_sink, &s) != 0 ||
 	    section_end(&s) == -1 ||
-	    run_git(diff_tree, digest_sink, &s) != 0)
+	    run_git(diff_tree, env, digest_sink, &s) != 0)
 		goto fail;
 	if (section_end(&s) == -1 ||
-	    run_git(others, untracked_sink, &s) != 0 ||
+	    run_git(others, env, untracked_sink, &s) != 0 ||
 	    (s.plen > 0 && hash_untracked(&s) == -1) ||
 	    section_end(&s) == -1)
 		goto fail;
 	free(s.path);
+	env_free(&e);
 	return digest_final(s.d, hex);
 fail:
 	free(s.path);
+	env_free(&e);
 	digest_abort(s.d);
 	return -1;
 }

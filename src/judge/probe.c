@@ -1,26 +1,21 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The progress command (SPEC §3.1).  It runs with /bin/sh -c in a
- * process group of its own; its stdout is read without blocking, up to 64
- * KiB, while a poll loop waits for it to exit or for the timeout, and
- * whatever is left in its group is killed once it is done.  Its output is
+ * process group of its own; child_wait (run/child.c) keeps the first 64
+ * KiB of its stdout until it exits, the timeout passes or cbexec is
+ * interrupted, and kills whatever is left in its group once it is done.  Its output is
  * one number or key=value lines, parsed with strict number syntax into the
  * report's metrics.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "judge.h"
@@ -47,25 +42,22 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Append what is readable now; 1 at EOF, 0 when it would block. */
-static int
-drain(int fd, char *out, size_t *len)
-{
-	char junk[4096];
-	ssize_t n;
+struct capture {
+	char *out;
+	size_t len;
+};
 
-	for (;;) {
-		if (*len < CMD_MAX_OUTPUT)
-			n = read(fd, out + *len, CMD_MAX_OUTPUT - *len);
-		else
-			n = read(fd, junk, sizeof(junk));	/* discard */
-		if (n == 0)
-			return 1;
-		if (n == -1)
-			return errno == EINTR ? 0 : errno == EAGAIN ? 0 : 1;
-		if (*len < CMD_MAX_OUTPUT)
-			*len += (size_t)n;
-	}
+/* Keep the first CMD_MAX_OUTPUT bytes; the rest is read and dropped. */
+static int
+capture_sink(void *ctx, const char *p, size_t n)
+{
+	struct capture *c = ctx;
+
+	if (n > CMD_MAX_OUTPUT - c->len)
+		n = CMD_MAX_OUTPUT - c->len;
+	memcpy(c->out + c->len, p, n);
+	c->len += n;
+	return 0;
 }
 
 /* Strict number syntax: strtod alone would take "inf", "nan", "0x1p3". */
@@ -194,58 +186,28 @@ progress_cmd(const char *cmd, double timeout, struct status_report *r,
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
 	char out[CMD_MAX_OUTPUT + 1];
-	double deadline = timeout > 0 ? mono_now() + timeout : 0, left;
-	int fd, st, ms, nap = 1, timed_out = 0, rc;
-	size_t len = 0;
-	siginfo_t si;
+	struct capture c = { out, 0 };
+	int fd, st, rc;
 	pid_t pid;
 
 	if ((pid = child_spawn(argv, environ, CHILD_ERR_KEEP, 1, &fd)) == -1) {
 		seterr(err, errlen, "progress command: %s", strerror(errno));
 		return -1;
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	for (;;) {
-		ms = fd >= 0 ? 50 : nap;
-		if (deadline > 0 && (left = deadline - mono_now()) * 1000 < ms)
-			ms = left > 0 ? (int)(left * 1000) + 1 : 0;
-		if (fd >= 0) {
-			struct pollfd pfd = { fd, POLLIN, 0 };
-
-			if (poll(&pfd, 1, ms) > 0 && drain(fd, out, &len)) {
-				close(fd);
-				fd = -1;
-			}
-		} else {
-			poll(NULL, 0, ms);
-			nap = nap < 32 ? nap * 2 : 50;
-		}
-		/* WNOWAIT keeps the zombie, so its pid (the group id) can't be
-		 * reused before the leftovers in its group are killed. */
-		si.si_pid = 0;
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-		    si.si_pid == pid) {
-			if (fd >= 0)
-				drain(fd, out, &len);
-			kill(-pid, SIGKILL);
-			break;
-		}
-		if (deadline > 0 && mono_now() >= deadline) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			timed_out = 1;
-			break;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	if (child_reap(pid, &st) == -1) {
+	/* Whatever it left in its group is killed once it is done. */
+	rc = child_wait(pid, fd, timeout > 0 ? mono_now() + timeout : 0, 1,
+	    capture_sink, &c, &st);
+	if (rc == -1) {
 		seterr(err, errlen, "progress command: %s", strerror(errno));
 		return -1;
 	}
-	if (timed_out) {
+	if (rc == CHILD_TIMEOUT) {
 		seterr(err, errlen, "progress command timed out after %gs",
 		    timeout);
+		return -1;
+	}
+	if (rc == CHILD_INTERRUPTED) {
+		seterr(err, errlen, "progress command interrupted");
 		return -1;
 	}
 	if (WIFSIGNALED(st)) {
@@ -258,7 +220,7 @@ progress_cmd(const char *cmd, double timeout, struct status_report *r,
 		    WEXITSTATUS(st));
 		return -1;
 	}
-	if ((rc = parse_output(r, out, len)) == -1) {
+	if ((rc = parse_output(r, out, c.len)) == -1) {
 		seterr(err, errlen, "progress command: %s", strerror(ENOMEM));
 		return -1;
 	}

@@ -19,7 +19,8 @@ take_prints(const struct progress_ctx *x, struct prints *p,
 
 	p->git[0] = p->files[0] = '\0';
 	p->fw = NULL;
-	if ((x->sources & PROG_GIT) && progress_git(p->git) == -1) {
+	if ((x->sources & PROG_GIT) && progress_git_except(p->git,
+	    x->files.skip) == -1) {
 		failed |= PROG_GIT;
 		p->git[0] = '\0';
 	}

@@ -7,24 +7,19 @@
  * fork; child_spawn (run/child.c) starts it.
  *
  * The hook runs under /bin/sh -c in its own process group with stdin on
- * /dev/null and stdout+stderr on one pipe.  The parent polls that pipe in
- * short slices, checking the hook's pid each time, so neither a hook that
- * hangs (killed at the deadline) nor one that leaves a background process
- * holding the pipe open (drained without blocking once the hook itself
- * has exited) can hold cbexec up.  Only that pid is ever waited for:
- * libev owns SIGCHLD and reaps everything else.  What the hook prints goes
+ * /dev/null and stdout+stderr on one pipe, waited for by child_wait
+ * (run/child.c), so neither a hook that hangs (killed at the deadline),
+ * nor one that leaves a background process holding the pipe open, nor an
+ * interrupt while it runs can hold cbexec up.  What the hook prints goes
  * to stderr a line at a time as "hook: ..."; a non-zero exit, a signal or
  * the timeout is a warning, never an error of the run.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "run.h"
@@ -33,9 +28,7 @@
 #include "core.h"
 
 #define HOOK_TIMEOUT	10.0	/* seconds, when hook_timeout is 0 */
-#define HOOK_SLICE_MS	50	/* how often a running hook's pid is checked */
 #define HOOK_LINE_MAX	4096	/* longer hook output lines are split */
-#define HOOK_DRAIN_MAX	(1 << 20)	/* bytes read after the hook exited */
 
 extern char **environ;
 
@@ -145,82 +138,38 @@ hook_output(const struct reporter *r, struct linebuf *lb, const char *p,
 	}
 }
 
-/* Read what is there now without waiting; stop at EOF, error or cap. */
-static void
-hook_drain(const struct reporter *r, struct linebuf *lb, int fd)
-{
-	char buf[4096];
-	size_t total = 0;
-	ssize_t n;
+struct hook_out {
+	const struct reporter *r;
+	struct linebuf lb;
+};
 
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-	while (total < HOOK_DRAIN_MAX) {
-		if ((n = read(fd, buf, sizeof(buf))) == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		hook_output(r, lb, buf, (size_t)n, 0);
-		total += (size_t)n;
-	}
+static int
+hook_sink(void *ctx, const char *p, size_t n)
+{
+	struct hook_out *h = ctx;
+
+	hook_output(h->r, &h->lb, p, n, 0);
+	return 0;
 }
 
 static void
 hook_wait(struct reporter *r, pid_t pid, int fd, double timeout)
 {
-	struct linebuf lb = { .n = 0 };
-	double deadline = mono_now() + timeout, left;
-	int status = 0, done = 0, reaped = 1, ms, slice;
-	char buf[4096], sb[16];
-	struct pollfd pfd;
-	pid_t w;
-	ssize_t n;
+	struct hook_out h = { .r = r, .lb = { .n = 0 } };
+	int status = 0, rc;
+	char sb[16];
 
-	for (;;) {
-		w = waitpid(pid, &status, WNOHANG);
-		if (w == pid || (w == -1 && errno == ECHILD)) {
-			reaped = w == pid;
-			done = 1;
-			break;
-		}
-		if ((left = deadline - mono_now()) <= 0)
-			break;
-		/* Once the pipe is at EOF the hook is normally about to be a
-		 * zombie: look again soon. */
-		slice = fd >= 0 ? HOOK_SLICE_MS : HOOK_SLICE_MS / 10;
-		ms = left * 1000 < slice ? (int)(left * 1000) + 1 : slice;
-		pfd.fd = fd;
-		pfd.events = POLLIN;
-		/* With the pipe at EOF this is a sleep until the next pid
-		 * check; a background process holding it open does not
-		 * keep us here past the hook's own exit. */
-		if (poll(&pfd, fd >= 0, ms) <= 0 || fd < 0)
-			continue;
-		if ((n = read(fd, buf, sizeof(buf))) > 0)
-			hook_output(r, &lb, buf, (size_t)n, 0);
-		else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (!done) {
-		/* The group first (what the hook started), then the pid in
-		 * case the child had not reached setpgid yet. */
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		while ((w = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
-			;
-		reaped = w == pid;
-	}
-	if (fd >= 0) {
-		hook_drain(r, &lb, fd);
-		close(fd);
-	}
-	hook_output(r, &lb, NULL, 0, 1);
-	if (!done)
+	rc = child_wait(pid, fd, mono_now() + timeout, 0, hook_sink, &h,
+	    &status);
+	hook_output(r, &h.lb, NULL, 0, 1);
+	if (rc == CHILD_TIMEOUT)
 		report_warn(r, "hook timed out after %gs; killed", timeout);
-	else if (reaped && WIFEXITED(status) && WEXITSTATUS(status) != 0)
+	else if (rc == CHILD_INTERRUPTED)
+		report_warn(r, "hook interrupted; killed");
+	else if (rc == CHILD_EXITED && WIFEXITED(status) &&
+	    WEXITSTATUS(status) != 0)
 		report_warn(r, "hook exited %d", WEXITSTATUS(status));
-	else if (reaped && WIFSIGNALED(status))
+	else if (rc == CHILD_EXITED && WIFSIGNALED(status))
 		report_warn(r, "hook killed by %s",
 		    sig_name(WTERMSIG(status), sb, sizeof(sb)));
 }

@@ -11,9 +11,19 @@
  * it; signals cbexec itself inherited as ignored stay ignored.  It dies
  * with cbexec (PR_SET_PDEATHSIG) and execs with stdin on /dev/null and
  * stdout on a pipe.
+ *
+ * child_wait() is the one wait all of them share: it reads the pipe as
+ * output comes, in slices of poll(2) that an operator signal ends at once
+ * (sup_poll), checks the pid between slices without reaping it (WNOWAIT
+ * keeps the zombie, so its pid, which is also its group's id, cannot be
+ * taken by a new process before the group is killed), and once the helper
+ * has exited reads only what is there already: a background process it
+ * left holding the pipe cannot keep cbexec waiting.  A deadline or an
+ * interrupt kills the helper's group and the helper, then reaps it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -97,4 +107,96 @@ child_reap(pid_t pid, int *status)
 		if (errno != EINTR)
 			return -1;
 	return 0;
+}
+
+#define SLICE_MS	50		/* how often a running helper is checked */
+#define DRAIN_MAX	(1 << 20)	/* bytes read after the helper exited */
+
+/* Read what fd has now into sink (counted in *after once the helper has
+ * exited); 1 at EOF or error, 0 when it would block. */
+static int
+pump(int fd, child_sink sink, void *ctx, int *bad, size_t *after,
+    int exited)
+{
+	char buf[16384];
+	ssize_t n;
+
+	for (;;) {
+		if (exited && *after >= DRAIN_MAX)
+			return 1;
+		n = read(fd, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return errno == EAGAIN ? 0 : 1;
+		if (n == 0)
+			return 1;
+		if (exited)
+			*after += (size_t)n;
+		/* Read on after a sink error so the helper never blocks. */
+		if (!*bad && sink != NULL && sink(ctx, buf, (size_t)n) == -1)
+			*bad = 1;
+	}
+}
+
+int
+child_wait(pid_t pid, int fd, double deadline, int kill_group,
+    child_sink sink, void *ctx, int *status)
+{
+	struct pollfd pfd;
+	siginfo_t si;
+	size_t after = 0;
+	double left;
+	int ms, nap = 1, bad = 0, rc = CHILD_EXITED, pr;
+
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	sup_hold();
+	for (;;) {
+		ms = fd >= 0 ? SLICE_MS : nap;
+		if (deadline > 0) {
+			if ((left = deadline - mono_now()) <= 0) {
+				rc = CHILD_TIMEOUT;
+				break;
+			}
+			if (left * 1000 < ms)
+				ms = (int)(left * 1000) + 1;
+		}
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		pr = sup_poll(fd >= 0 ? &pfd : NULL, fd >= 0, ms);
+		if (pr == -2) {
+			rc = CHILD_INTERRUPTED;
+			break;
+		}
+		if (fd < 0 && nap < 32)
+			nap *= 2;
+		if (pr > 0 && pump(fd, sink, ctx, &bad, &after, 0)) {
+			close(fd);
+			fd = -1;
+		}
+		si.si_pid = 0;
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG |
+		    WNOWAIT) == 0 && si.si_pid == pid) {
+			if (fd >= 0)
+				pump(fd, sink, ctx, &bad, &after, 1);
+			break;
+		}
+	}
+	if (rc != CHILD_EXITED || kill_group) {
+		/* The group first (what the helper started), then the pid
+		 * in case the child had not reached setpgid yet. */
+		kill(-pid, SIGKILL);
+		if (rc != CHILD_EXITED)
+			kill(pid, SIGKILL);
+	}
+	if (fd >= 0)
+		close(fd);
+	sup_release();
+	if (child_reap(pid, status) == -1)
+		return -1;
+	if (rc == CHILD_EXITED && bad)
+		return errno = ENOMEM, -1;
+	return rc;
 }

@@ -85,6 +85,7 @@ flush(struct relay *s)
 		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 		if (n > 0) {
 			s->pending -= (size_t)n;
+			s->moved += (unsigned long long)n;
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
@@ -99,6 +100,7 @@ flush(struct relay *s)
 		n = write(s->wfd, s->buf + s->off, s->len - s->off);
 		if (n >= 0) {
 			s->off += (size_t)n;
+			s->moved += (unsigned long long)n;
 			continue;
 		}
 		if (errno == EINTR)

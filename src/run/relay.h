@@ -25,6 +25,7 @@ struct relay {
 	void (*tap)(void *, const char *, size_t);
 	void *tap_arg;
 	int draining;		/* nothing to read now means the end */
+	unsigned long long moved;	/* bytes passed on so far */
 	ev_io rio, wio;
 	/* Called after every round of copying, and when the stream ends. */
 	void (*progress)(struct relay *);

@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,7 +63,8 @@ struct run {
 	int fg_tty;
 	double start;
 	ev_child cw, anyw;
-	ev_timer t_kill, t_poll, t_prepare;
+	ev_timer t_kill, t_poll, t_prepare, t_drain;
+	unsigned long long drained;	/* bytes out at the last t_drain */
 	struct relay s[2];
 };
 
@@ -72,6 +75,11 @@ static int out_fd[2] = { STDOUT_FILENO, STDERR_FILENO };
 static int out_nonblock[2];
 static ev_signal sigw[9];
 static ev_timer sleep_timer;
+/* The operator signals while held back (sup_hold): blocked, and read
+ * from sig_fd so a wait outside the loop can end on one at once. */
+static sigset_t stop_set;
+static int hold_depth, sig_fd = -1;
+static sigset_t hold_old;
 
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 static const int pass_sigs[] = { SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP,
@@ -92,6 +100,12 @@ group_kill(struct run *r, int sig)
 	kill(-r->pid, sig);
 	/* The command may have left its group (setsid); reach it too. */
 	kill(r->pid, sig);
+	/* A stopped process would only act on the signal once continued:
+	 * continue it, as timeout(1) does. */
+	if (sig != SIGKILL && sig != SIGCONT) {
+		kill(-r->pid, SIGCONT);
+		kill(r->pid, SIGCONT);
+	}
 }
 
 static void
@@ -108,15 +122,41 @@ run_on_relay(struct relay *s)
 	check_done(s->data);
 }
 
+/*
+ * DRAIN ends when our reader has taken nothing for a whole --kill-after
+ * (10 s when that is 0): what is left then is dropped, so a reader that
+ * stopped reading (`cbexec ... | sleep 30`) cannot hold cbexec, while a
+ * slow one that keeps reading gets everything.
+ */
+static void
+on_drain(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct run *r = w->data;
+	unsigned long long moved = r->s[0].moved + r->s[1].moved;
+
+	if (moved != r->drained) {
+		r->drained = moved;
+		return;
+	}
+	ev_timer_stop(sup_loop, w);
+	relay_close(&r->s[0]);
+	relay_close(&r->s[1]);
+	check_done(r);
+}
+
 static void
 start_drain(struct run *r)
 {
+	double grace = r->cfg->kill_after > 0 ? r->cfg->kill_after : 10;
 	int i;
 
 	r->phase = DRAIN;
 	ev_timer_stop(sup_loop, &r->t_poll);
 	ev_timer_stop(sup_loop, &r->t_kill);
 	ptimer_stop(sup_loop, &t_timeout);
+	r->drained = r->s[0].moved + r->s[1].moved;
+	ev_timer_set(&r->t_drain, grace, grace);
+	ev_timer_start(sup_loop, &r->t_drain);
 	for (i = 0; i < 2; i++)
 		relay_drain(&r->s[i]);
 	check_done(r);
@@ -146,6 +186,8 @@ check_leftovers(struct run *r)
 		} else
 			r->cleanup_kill = 1;
 		kill(-r->pid, r->cleanup_kill ? SIGKILL : SIGTERM);
+		if (!r->cleanup_kill)
+			kill(-r->pid, SIGCONT);
 	} else if (r->cleanup_kill)
 		spawn_kill_leftovers(r->pid, SIGKILL);
 	else if (!r->termed_all && mono_now() - r->cleanup_at >= 0.01) {
@@ -165,12 +207,59 @@ begin_cleanup(struct run *r)
 	ev_timer_start(sup_loop, &r->t_poll);
 }
 
+/* SIGTTOU blocked around tcsetpgrp: a background group asking for the
+ * terminal would otherwise be stopped by it. */
+static void
+give_terminal(pid_t pgrp)
+{
+	sigset_t ttou, old;
+
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	tcsetpgrp(STDIN_FILENO, pgrp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * The command, which holds the terminal, was stopped (Ctrl-Z): the shell
+ * waits for cbexec, not for it, so cbexec takes the terminal back and
+ * stops itself the same way, as sudo and su --pty do.  When the shell
+ * continues cbexec in the foreground (fg), the command gets the terminal
+ * and SIGCONT; continued in the background (bg), it only gets SIGCONT.
+ */
+static void
+child_stopped(struct run *r, int sig)
+{
+	struct sigaction dfl, old;
+
+	give_terminal(getpgrp());
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	if (sig == SIGTSTP && sigaction(SIGTSTP, &dfl, &old) == 0) {
+		kill(getpid(), SIGTSTP);
+		sigaction(SIGTSTP, &old, NULL);
+	} else
+		kill(getpid(), SIGSTOP);
+	/* Here again once continued. */
+	if (tcgetpgrp(STDIN_FILENO) == getpgrp())
+		give_terminal(r->pid);
+	kill(-r->pid, SIGCONT);
+}
+
 static void
 on_child(struct ev_loop *l, ev_child *w, int revents)
 {
 	struct run *r = w->data;
-	sigset_t ttou, old;
 
+	if (WIFCONTINUED(w->rstatus))
+		return;
+	if (WIFSTOPPED(w->rstatus)) {
+		if (r->fg_tty && r->phase == RUNNING)
+			child_stopped(r, WSTOPSIG(w->rstatus));
+		return;
+	}
 	ev_child_stop(sup_loop, w);
 	r->reaped = 1;
 	r->res->duration = mono_now() - r->start;
@@ -178,15 +267,8 @@ on_child(struct ev_loop *l, ev_child *w, int revents)
 		r->res->exit_code = WEXITSTATUS(w->rstatus);
 	else if (WIFSIGNALED(w->rstatus))
 		r->res->signo = WTERMSIG(w->rstatus);
-	if (r->fg_tty) {
-		/* We are a background group now: tcsetpgrp would stop us
-		 * with SIGTTOU unless it is blocked. */
-		sigemptyset(&ttou);
-		sigaddset(&ttou, SIGTTOU);
-		sigprocmask(SIG_BLOCK, &ttou, &old);
-		tcsetpgrp(STDIN_FILENO, getpgrp());
-		sigprocmask(SIG_SETMASK, &old, NULL);
-	}
+	if (r->fg_tty)
+		give_terminal(getpgrp());
 	ptimer_stop(sup_loop, &t_timeout);
 	if (r->cfg->keep_orphans)
 		start_drain(r);
@@ -287,7 +369,8 @@ run_arm(struct run *r)
 {
 	double now, limit;
 
-	ev_child_init(&r->cw, on_child, r->pid, 0);
+	/* trace: stops too, for Ctrl-Z at a terminal. */
+	ev_child_init(&r->cw, on_child, r->pid, r->fg_tty);
 	ev_child_init(&r->anyw, on_any_child, 0, 0);
 	r->cw.data = r->anyw.data = r;
 	ev_child_start(sup_loop, &r->cw);
@@ -298,7 +381,8 @@ run_arm(struct run *r)
 	ev_init(&r->t_kill, on_kill);
 	ev_init(&r->t_poll, on_poll);
 	ev_init(&r->t_prepare, on_prepare);
-	r->t_kill.data = r->t_poll.data = r;
+	ev_init(&r->t_drain, on_drain);
+	r->t_kill.data = r->t_poll.data = r->t_drain.data = r;
 	r->t_poll.repeat = 0.01;
 	/* Like timeout(1), the time counts from the fork, not from the
 	 * moment the exec has succeeded. */
@@ -331,6 +415,7 @@ run_disarm(struct run *r)
 	ev_timer_stop(sup_loop, &r->t_kill);
 	ev_timer_stop(sup_loop, &r->t_poll);
 	ev_timer_stop(sup_loop, &r->t_prepare);
+	ev_timer_stop(sup_loop, &r->t_drain);
 }
 
 /* No more grace for anything of the run: --kill-after has passed, or a
@@ -351,6 +436,101 @@ int
 sup_aborted(void)
 {
 	return aborted;
+}
+
+/*
+ * Waits outside the event loop: the lock, git, --progress-cmd, the hook.
+ * libev only hears of a signal when the loop runs, so while cbexec waits
+ * elsewhere the operator signals are blocked instead and read from a
+ * signalfd that every such wait polls beside what it waits for: an
+ * interrupt ends the wait at once and is recorded as sup_aborted(), and
+ * a second one, once the loop runs again, still kills at once.  This
+ * works with or without sup_init() (the operator commands): the
+ * signalfd does not need libev.
+ */
+static void
+stop_set_init(void)
+{
+	size_t i;
+
+	sigemptyset(&stop_set);
+	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		sigaddset(&stop_set, stop_sigs[i]);
+}
+
+void
+sup_hold(void)
+{
+	if (hold_depth++ > 0)
+		return;
+	stop_set_init();
+	sigprocmask(SIG_BLOCK, &stop_set, &hold_old);
+	if (sig_fd == -1)
+		sig_fd = signalfd(-1, &stop_set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+void
+sup_release(void)
+{
+	if (hold_depth == 0 || --hold_depth > 0)
+		return;
+	sigprocmask(SIG_SETMASK, &hold_old, NULL);
+}
+
+/* A held operator signal, read off the signalfd, becomes aborted. */
+static int
+take_held(void)
+{
+	struct signalfd_siginfo si;
+
+	while (sig_fd != -1 && read(sig_fd, &si, sizeof(si)) ==
+	    (ssize_t)sizeof(si))
+		if (aborted == 0)
+			aborted = (int)si.ssi_signo;
+	return aborted;
+}
+
+int
+sup_poll(struct pollfd *fds, int n, int ms)
+{
+	struct pollfd all[8];
+	int i, r;
+
+	if (take_held() != 0)
+		return -2;
+	if (n > 7 || sig_fd == -1 || hold_depth == 0)
+		return poll(fds, (nfds_t)n, ms);
+	for (i = 0; i < n; i++)
+		all[i] = fds[i];
+	all[n].fd = sig_fd;
+	all[n].events = POLLIN;
+	all[n].revents = 0;
+	r = poll(all, (nfds_t)n + 1, ms);
+	for (i = 0; i < n; i++)
+		fds[i].revents = all[i].revents;
+	if (r > 0 && all[n].revents != 0 && take_held() != 0)
+		return -2;
+	return r > 0 && all[n].revents != 0 ? r - 1 : r;
+}
+
+int
+sup_nap(double seconds)
+{
+	double end = mono_now() + seconds, left;
+
+	while ((left = end - mono_now()) > 0)
+		if (sup_poll(NULL, 0, (int)(left * 1000) + 1) == -2)
+			return 1;
+	return take_held() != 0;
+}
+
+int
+sup_interrupted(void)
+{
+	/* A signal libev has caught but not yet handed to on_signal. */
+	if (aborted == 0 && sup_loop != NULL && cur == NULL)
+		ev_run(sup_loop, EVRUN_NOWAIT);
+	return take_held();
 }
 
 static void

@@ -4,11 +4,12 @@
  * moving a corrupt file aside.  The JSON mapping is statejson.c and
  * stateparse.c, the atomic write statesave.c.
  *
- * A missing file is a fresh CLOSED circuit.  Anything else that cannot be
- * read whole, is not a regular file (a FIFO planted at the path is opened
- * O_NONBLOCK and refused, not waited on), is larger than MAX_STATE_SIZE,
- * holds a NUL byte, is not UTF-8 or does not parse is an error; a JSON
- * syntax error is reported with its line and column.  The file may grow
+ * A missing file is a fresh CLOSED circuit.  A symbolic link (without
+ * --follow-symlinks), a FIFO, device or directory at the path, and a file
+ * or directory we may not trust (guard.c) are refused and never moved
+ * aside.  Anything else that cannot be read whole, is larger than
+ * MAX_STATE_SIZE, holds a NUL byte, is not UTF-8 or does not parse is
+ * corrupt; a JSON syntax error is reported with its line and column.  The file may grow
  * while it is read, so the size cap is checked again as the buffer grows.
  *
  * The parse tree of one load is allocated from an arena and dropped whole:
@@ -20,8 +21,12 @@
  * The lock is an flock on "FILE.lock", which an invocation holds from
  * before it loads the state until after its last save.  The kernel drops
  * it when the holder dies, so a kill -9 leaves no stale lock.  A caller
- * willing to wait polls with LOCK_NB and short sleeps (10 ms growing to
- * 50 ms), so a deadline needs no timer or signal.
+ * willing to wait polls with LOCK_NB and short naps (10 ms growing to
+ * 50 ms), so a deadline needs no timer; the caller's nap may end the wait
+ * early when cbexec is interrupted.  The lock is the inode: once it is
+ * held, the file at the path must still be that inode (a lock file removed
+ * or replaced meanwhile would let a second cbexec in beside us), checked
+ * again before every save (state_lock_check).
  *
  * A corrupt file is never overwritten: a reset renames it to
  * "FILE.corrupt-YYYYmmddTHHMMSSZ" (".N" appended if that name is taken)
@@ -43,6 +48,7 @@
 
 #include "core.h"
 #include "store.h"
+#include "guard.h"
 
 /* A real state file is a few hundred KiB at most (bounded history). */
 #define MAX_STATE_SIZE	(16L * 1024 * 1024)
@@ -198,18 +204,17 @@ state_load(const char *path, int follow_symlinks, const char *name,
 {
 	const char *end = NULL, *bad;
 	char *buf = NULL, pos[64], why[256];
+	struct stat st;
 	size_t len;
 	cJSON *j;
 	int fd, rc;
 
-	/*
-	 * O_NONBLOCK so a FIFO planted at the path cannot hang us in open();
-	 * it is then refused as not a regular file.
-	 */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
-	    (follow_symlinks ? 0 : O_NOFOLLOW));
-	if (fd == -1) {
-		if (errno == ENOENT) {
+	err[0] = '\0';
+	if (guard_dir(path, err, errlen) == -1)
+		return -2;
+	fd = file_open(path, O_RDONLY, 0, follow_symlinks);
+	if (fd < 0) {
+		if (fd == -1 && errno == ENOENT) {
 			if (breaker_init(s, name) == -1) {
 				snprintf(err, errlen, "%s: out of memory",
 				    path);
@@ -217,13 +222,23 @@ state_load(const char *path, int follow_symlinks, const char *name,
 			}
 			return 1;
 		}
-		if (errno == ELOOP && !follow_symlinks) {
+		/* A link, a FIFO, a device or a directory is not a state
+		 * file cbexec wrote: refused, never moved aside. */
+		if (fd == -1 && errno == ELOOP && !follow_symlinks)
 			snprintf(err, errlen, "%s: is a symbolic link "
 			    "(use --follow-symlinks)", path);
-			return -2;
-		}
+		else
+			snprintf(err, errlen, "%s: %s", path, file_why(fd));
+		return fd == -2 || errno == ELOOP ? -2 : -1;
+	}
+	if (fstat(fd, &st) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
 		return -1;
+	}
+	if (guard_file(path, &st, err, errlen) == -1) {
+		close(fd);
+		return -2;
 	}
 	if (read_all(fd, path, &buf, &len, err, errlen) == -1) {
 		close(fd);
@@ -280,44 +295,88 @@ fail:
 
 /* ---- lock ---- */
 
-int
-state_lock(const char *path, double wait, char *err, size_t errlen)
+/* "path.lock" of the file path names (its target with follow). */
+static int
+lock_path(const char *path, int follow, char *lock, size_t len, char *err,
+    size_t errlen)
 {
-	char lock[PATH_MAX];
-	struct timespec ts;
-	struct stat st;
-	double deadline = 0, delay = 0.01, left;
-	int fd;
+	char target[PATH_MAX];
 
-	if (snprintf(lock, sizeof(lock), "%s.lock", path) >=
-	    (int)sizeof(lock)) {
+	if (follow && resolve_link(path, target, sizeof(target)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (snprintf(lock, len, "%s.lock", follow ? target : path) >=
+	    (int)len) {
 		snprintf(err, errlen, "%s.lock: %s", path,
 		    strerror(ENAMETOOLONG));
 		return -1;
 	}
-	if (state_mkdirs(lock, err, errlen) == -1)
-		return -1;
+	return 0;
+}
+
+/* Open the lock file and check that we may trust it; fd or -1. */
+static int
+lock_open(const char *lock, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
 	/*
-	 * O_CLOEXEC: a daemon the command leaves behind must never inherit
-	 * (and so hold) the lock.  O_NOFOLLOW: a planted link cannot make us
-	 * create or open some other file.  O_NONBLOCK: nor can a FIFO hang us.
+	 * O_CLOEXEC (file_open): a daemon the command leaves behind must
+	 * never inherit (and so hold) the lock.  No link is followed, and a
+	 * FIFO or device at the path is refused, never waited on.
 	 */
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
-	    0600);
-	if (fd == -1) {
-		if (errno == ELOOP)
-			snprintf(err, errlen, "%s: is a symbolic link", lock);
-		else
-			snprintf(err, errlen, "%s: %s", lock, strerror(errno));
+	if ((fd = file_open(lock, O_RDWR | O_CREAT, 0600, 0)) < 0) {
+		snprintf(err, errlen, "%s: %s", lock, file_why(fd));
 		return -1;
 	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", lock);
+	if (fstat(fd, &st) == -1 || guard_file(lock, &st, err, errlen) == -1) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "%s: %s", lock, strerror(errno));
 		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+/* 1 when fd is the file at path now, 0 when the path names another file
+ * or none (the lock file was removed or replaced), -1 on error. */
+static int
+lock_current(int fd, const char *lock)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) == -1)
+		return -1;
+	if (lstat(lock, &b) == -1)
+		return errno == ENOENT ? 0 : -1;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Once flock on a file that is no longer at the path has been taken
+ * and dropped this many times in a row, something is racing us. */
+#define LOCK_RETRIES 100
+
+int
+state_lock(const char *path, int follow, double wait, int (*nap)(double),
+    char *err, size_t errlen)
+{
+	char lock[PATH_MAX];
+	struct timespec ts;
+	double deadline = 0, delay = 0.01, left;
+	int fd, cur, tries = 0;
+
+	err[0] = '\0';
+	if (lock_path(path, follow, lock, sizeof(lock), err, errlen) == -1 ||
+	    state_mkdirs(lock, err, errlen) == -1 ||
+	    guard_dir(lock, err, errlen) == -1)
+		return -1;
 	if (wait > 0)
 		deadline = mono_now() + wait;
+again:
+	if ((fd = lock_open(lock, err, errlen)) == -1)
+		return -1;
 	/* flock, not fcntl locks: those vanish when any fd of ours closes. */
 	while (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		if (errno == EINTR)
@@ -336,16 +395,68 @@ state_lock(const char *path, double wait, char *err, size_t errlen)
 			if (left > delay)
 				left = delay;
 		}
-		ts.tv_sec = (time_t)left;
-		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-		nanosleep(&ts, NULL);
+		if (nap != NULL) {
+			if (nap(left)) {
+				close(fd);
+				return -3;
+			}
+		} else {
+			ts.tv_sec = (time_t)left;
+			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+			nanosleep(&ts, NULL);
+		}
 		if ((delay *= 1.5) > 0.05)
 			delay = 0.05;
+	}
+	/*
+	 * The lock is the inode, not the name: one unlinked (git clean) or
+	 * replaced while we waited would let the next cbexec lock a new file
+	 * beside us.  Only the file that is at the path once we hold it
+	 * counts; otherwise start over on what is there now.
+	 */
+	if ((cur = lock_current(fd, lock)) != 1) {
+		close(fd);
+		if (cur == -1 || ++tries == LOCK_RETRIES) {
+			snprintf(err, errlen, "%s: %s", lock, cur == -1 ?
+			    strerror(errno) : "keeps being replaced");
+			return -1;
+		}
+		goto again;
 	}
 	return fd;
 busy:
 	close(fd);
 	return -2;
+}
+
+int
+state_lock_check(int *fd, const char *path, int follow, char *err,
+    size_t errlen)
+{
+	char lock[PATH_MAX];
+	int cur, nfd;
+
+	err[0] = '\0';
+	if (lock_path(path, follow, lock, sizeof(lock), err, errlen) == -1)
+		return -1;
+	if ((cur = lock_current(*fd, lock)) == 1)
+		return 0;
+	if (cur == -1) {
+		snprintf(err, errlen, "%s: %s", lock, strerror(errno));
+		return -1;
+	}
+	/* Removed or replaced under us: take the file now at the path, if
+	 * no one else holds it, before anything is written. */
+	if ((nfd = state_lock(path, follow, 0, NULL, err, errlen)) < 0) {
+		if (nfd == -2)
+			snprintf(err, errlen, "%s: the lock file was replaced "
+			    "while held and another cbexec holds the new one; "
+			    "state not saved", lock);
+		return -1;
+	}
+	close(*fd);
+	*fd = nfd;
+	return 0;
 }
 
 /* ---- corrupt files ---- */
@@ -363,6 +474,18 @@ state_move_aside(const char *path, double now, char *newpath, size_t newlen,
 	if (gmtime_r(&t, &tm) == NULL ||
 	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0) {
 		snprintf(err, errlen, "%s: bad time", path);
+		return -1;
+	}
+	/* Only a state file is ever moved: never a directory or a device
+	 * that took its place. */
+	if (lstat(path, &st) == -1) {
+		snprintf(err, errlen, "%s: cannot move aside: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: cannot move aside: not a regular "
+		    "file", path);
 		return -1;
 	}
 	for (i = 0; i < 1000; i++) {

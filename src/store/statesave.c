@@ -22,9 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "store.h"
-
-#define MAX_HOPS	40
+#include "guard.h"
 
 int
 state_mkdirs(const char *path, char *err, size_t errlen)
@@ -64,47 +64,6 @@ state_mkdirs(const char *path, char *err, size_t errlen)
 			break;
 	}
 	return 0;
-}
-
-/*
- * Follow path's symlinks to the file they finally name (which may not exist
- * yet), so the rename replaces that file and not the link.
- */
-static int
-resolve_link(const char *path, char *out, size_t outlen)
-{
-	char link[PATH_MAX];
-	struct stat st;
-	const char *slash;
-	ssize_t n;
-	int hops, w;
-
-	if (snprintf(out, outlen, "%s", path) >= (int)outlen)
-		return errno = ENAMETOOLONG, -1;
-	for (hops = 0;; hops++) {
-		if (lstat(out, &st) == -1)
-			return errno == ENOENT ? 0 : -1;
-		if (!S_ISLNK(st.st_mode))
-			return 0;
-		if (hops == MAX_HOPS)
-			return errno = ELOOP, -1;
-		if ((n = readlink(out, link, sizeof(link) - 1)) == -1)
-			return -1;
-		link[n] = '\0';
-		slash = strrchr(out, '/');
-		if (link[0] == '/' || slash == NULL)
-			w = snprintf(out, outlen, "%s", link);
-		else {
-			/* Relative to the link's own directory. */
-			char dir[PATH_MAX];
-
-			snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out),
-			    out);
-			w = snprintf(out, outlen, "%s/%s", dir, link);
-		}
-		if (w < 0 || (size_t)w >= outlen)
-			return errno = ENAMETOOLONG, -1;
-	}
 }
 
 static int
@@ -179,8 +138,17 @@ state_save(const char *path, int follow_symlinks, const struct cb_state *s,
 			return -1;
 		}
 	}
-	if (state_mkdirs(target, err, errlen) == -1)
+	if (state_mkdirs(target, err, errlen) == -1 ||
+	    guard_dir(target, err, errlen) == -1)
 		return -1;
+	/* Only a regular file of ours is ever replaced: a FIFO, a device or
+	 * a directory at the path stays as it is. */
+	if (lstat(target, &st) == 0 && (!S_ISREG(st.st_mode) ||
+	    guard_file(target, &st, err, errlen) == -1)) {
+		if (!S_ISREG(st.st_mode))
+			snprintf(err, errlen, "%s: not a regular file", target);
+		return -1;
+	}
 	if ((slash = strrchr(target, '/')) != NULL) {
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target),
 		    target);

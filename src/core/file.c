@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Opening the files cbexec reads and writes (SPEC §6) so that nothing
+ * planted at a path can hang it, redirect it or make it trust another
+ * user's file.
+ *
+ * file_open() refuses a final symbolic link unless the caller follows
+ * links, opens non-blocking (a FIFO then neither blocks open() nor any
+ * read), and accepts only a regular file: a FIFO, device, socket or
+ * directory at the path is refused before it is opened when lstat/stat
+ * already says so (opening some devices has effects of its own), and again
+ * on the descriptor, which is what counts.  file_trusted() is the owner
+ * and mode rule of ssh's StrictModes: a file or directory cbexec keeps its
+ * state in must belong to the effective uid or root and be writable by no
+ * one else, a directory being allowed group or world write only with the
+ * sticky bit (as /tmp has), which keeps others from renaming or removing
+ * what we put there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+
+int
+file_open(const char *path, int flags, int mode, int follow)
+{
+	struct stat st;
+	int fd, e;
+
+	if ((follow ? stat(path, &st) : lstat(path, &st)) == 0 &&
+	    !S_ISREG(st.st_mode)) {
+		if (S_ISLNK(st.st_mode))
+			return errno = ELOOP, -1;
+		return -2;
+	}
+	fd = open(path, flags | O_CLOEXEC | O_NONBLOCK |
+	    (follow ? 0 : O_NOFOLLOW), (mode_t)mode);
+	if (fd == -1)
+		return errno == ENXIO ? -2 : -1;
+	if (fstat(fd, &st) == -1) {
+		e = errno;
+		close(fd);
+		return errno = e, -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -2;
+	}
+	return fd;
+}
+
+const char *
+file_why(int rc)
+{
+	if (rc == -2)
+		return "not a regular file";
+	if (errno == ELOOP)
+		return "is a symbolic link";
+	return strerror(errno);
+}
+
+int
+file_trusted(const struct stat *st, char *why, size_t len)
+{
+	struct passwd *pw;
+	uid_t euid = geteuid();
+	mode_t w = S_IWGRP | S_IWOTH;
+
+	if (st->st_uid != euid && st->st_uid != 0) {
+		pw = getpwuid(st->st_uid);
+		snprintf(why, len, "owned by %s (uid %lu), not by you",
+		    pw != NULL ? pw->pw_name : "another user",
+		    (unsigned long)st->st_uid);
+		return -1;
+	}
+	if ((st->st_mode & w) != 0 &&
+	    !(S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))) {
+		snprintf(why, len, "writable by %s (mode %04o)",
+		    (st->st_mode & w) == w ? "group and others" :
+		    (st->st_mode & S_IWGRP) ? "its group" : "others",
+		    (unsigned)(st->st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+int
+file_dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	int n;
+
+	if (slash == NULL)
+		n = snprintf(dir, len, ".");
+	else if (slash == path)
+		n = snprintf(dir, len, "/");
+	else
+		n = snprintf(dir, len, "%.*s", (int)(slash - path), path);
+	if (n < 0 || (size_t)n >= len)
+		return errno = ENAMETOOLONG, -1;
+	return 0;
+}
+
+ssize_t
+file_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	size_t done = 0;
+	ssize_t w;
+
+	while (done < n) {
+		w = write(fd, c + done, n - done);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w == -1)
+			return done > 0 ? (ssize_t)done : -1;
+		if (w == 0)
+			return errno = ENOSPC, (ssize_t)done;
+		done += (size_t)w;
+	}
+	return (ssize_t)done;
+}
+
+/*
+ * Started with fd 0, 1 or 2 closed, the next open() or pipe() would take
+ * that number: the lock file or libev's epoll fd would then receive our
+ * messages or the command's output.  Each closed one gets /dev/null opened
+ * the wrong way round (0 for writing, 1 and 2 for reading), so it stays as
+ * useless as a closed descriptor -- a write to it fails with EBADF -- and
+ * holds its number.
+ */
+void
+file_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) == -1 && errno == EBADF &&
+		    open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY) != fd)
+			return;
+}
