@@ -109,11 +109,11 @@ is "$?" 1 "CLI beats the environment"
 cb --phase green -- false; cb --phase GREEN -- false; is "$?" 120 "GREEN trips at 2 no-progress runs"
 is "$(jget "$ST" phase)" GREEN "phase stored"
 "$CBEXEC" --reset-circuit --name nightly 2>/dev/null
-mkdir -p .cbexec && echo '{"no_progress_threshold": 4}' > .cbexec/config.json
-CB_NO_PROGRESS_THRESHOLD=2 cb -- false; CB_NO_PROGRESS_THRESHOLD=2 cb -- false; is "$?" 120 "env beats the config file"
+echo '{"no_progress_threshold": 4}' > thr.json
+CB_NO_PROGRESS_THRESHOLD=2 cb -c thr.json -- false; CB_NO_PROGRESS_THRESHOLD=2 cb -c thr.json -- false; is "$?" 120 "env beats the config file"
 "$CBEXEC" --reset-circuit --name nightly 2>/dev/null
-cb --phase GREEN -- false; cb --phase GREEN -- false; is "$?" 1 "config beats the phase table"
-rm .cbexec/config.json
+cb -c thr.json --phase GREEN -- false; cb -c thr.json --phase GREEN -- false; is "$?" 1 "config beats the phase table"
+rm thr.json
 
 # --ok-exit-codes and --ignore-exit-codes.
 "$CBEXEC" --reset-circuit --name nightly 2>/dev/null

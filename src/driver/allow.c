@@ -163,7 +163,10 @@ config_implicit(struct options *o, char *err, size_t len)
 		snprintf(err, len, "out of memory");
 		return -1;
 	}
-	rc = user != NULL ? config_load(o, user, 0, err, len) : 0;
+	/* One the user cannot even see (HOME another user's, as under
+	 * sudo -u) is no config of theirs. */
+	rc = user != NULL && stat(user, &st) == 0 ?
+	    config_load(o, user, 1, err, len) : 0;
 	free(user);
 	if (rc == -1)
 		return -1;

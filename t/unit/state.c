@@ -671,8 +671,8 @@ test_save_failure(void)
 	write_file(P("isdir.json/x"), "x", 1);
 	is_int(state_save(P("isdir.json"), 0, &s, err, sizeof(err)), -1,
 	    "rename failure: save fails");
-	ok(contains(err, "isdir.json: write failed: "),
-	    "rename failure: message");
+	ok(contains(err, "isdir.json: not a regular file"),
+	    "a directory at the path: never replaced");
 	is_int(temps_in(scratch), 0, "rename failure: no temp left");
 	free(before);
 	breaker_free(&s);
@@ -688,12 +688,12 @@ test_special_files(void)
 
 	mkfifo(P("fifo.json"), 0600);
 	t0 = now_mono();
-	is_int(state_load(P("fifo.json"), 0, NULL, &s, err, sizeof(err)), -1,
-	    "FIFO: refused");
+	is_int(state_load(P("fifo.json"), 0, NULL, &s, err, sizeof(err)), -2,
+	    "FIFO: refused, never moved aside");
 	ok(contains(err, "not a regular file") && now_mono() - t0 < 1,
 	    "FIFO: not a regular file, without hanging");
-	is_int(state_load(scratch, 0, NULL, &s, err, sizeof(err)), -1,
-	    "directory: refused");
+	is_int(state_load(scratch, 0, NULL, &s, err, sizeof(err)), -2,
+	    "directory: refused, never moved aside");
 
 	fd = open(P("huge.json"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd == -1 || ftruncate(fd, 17L * 1024 * 1024) == -1)
@@ -725,7 +725,7 @@ child_lock(const char *path, double wait, double *elapsed)
 		alarm(10);
 		close(fds[0]);
 		t[0] = now_mono();
-		r = state_lock(path, wait, e, sizeof(e));
+		r = state_lock(path, 0, wait, NULL, e, sizeof(e));
 		t[1] = now_mono() - t[0];
 		t[0] = r;
 		if (write(fds[1], t, sizeof(t)) != sizeof(t))
@@ -752,7 +752,7 @@ test_lock(void)
 	pid_t pid;
 	char c;
 
-	fd = state_lock(p, 0, err, sizeof(err));
+	fd = state_lock(p, 0, 0, NULL, err, sizeof(err));
 	ok(fd >= 0, "lock: first taker gets an fd");
 	ok(stat(P("locked/st.json.lock"), &st) == 0 &&
 	    (st.st_mode & 07777) == 0600, "lock: FILE.lock created 0600");
@@ -777,7 +777,7 @@ test_lock(void)
 		/* The inherited fd shares the lock (same open file
 		 * description): drop it, as exec would. */
 		close(fd);
-		r = state_lock(p, -1, e, sizeof(e));
+		r = state_lock(p, 0, -1, NULL, e, sizeof(e));
 		c = r >= 0 ? 'y' : 'n';
 		if (write(fds[1], &c, 1) != 1)
 			_exit(1);
@@ -797,7 +797,7 @@ test_lock(void)
 
 	if (symlink("elsewhere", P("sl.json.lock")) == -1)
 		perror("symlink");
-	is_int(state_lock(P("sl.json"), 0, err, sizeof(err)), -1,
+	is_int(state_lock(P("sl.json"), 0, 0, NULL, err, sizeof(err)), -1,
 	    "lock: symlinked lock file refused");
 }
 
