@@ -24,6 +24,11 @@ enum cb_class {
 
 enum cb_circuit { CB_CLOSED, CB_HALF_OPEN, CB_OPEN };
 
+/* Counters saturate (SPEC §4 rule 7): the int counters at INT_MAX, the
+ * long ones at 2^53, the largest integer a JSON number (a double) holds
+ * exactly, so a state written is always one the loader takes. */
+#define CB_LONG_MAX	9007199254740992L
+
 /* What an invocation ended with; recorded as "outcome" in the state file. */
 enum cb_outcome {
 	OUT_OK,		/* "OK" */

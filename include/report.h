@@ -23,6 +23,8 @@ struct reporter {
 	const char *metrics_path;	/* --metrics or NULL */
 	const char *hook;	/* --on-state-change CMD or NULL */
 	double hook_timeout;	/* --kill-after for the hook */
+	const char *log_path;	/* --log, for messages (reporter_open) */
+	int follow;		/* --follow-symlinks: --log, --metrics too */
 };
 
 /* Open the --log file (O_APPEND; NULL: none) and decide on colour; the

@@ -45,6 +45,9 @@ struct sup_result {
  * output descriptors.  Call once before anything forks.  0 / -1 (errno).
  */
 int sup_init(void);
+/* At the end of the invocation: the watchdog that would kill what a run
+ * left if cbexec were killed goes (and is reaped). */
+void sup_done(void);
 
 /*
  * Run cfg->argv to completion, leftovers included.  Returns 0 with *res

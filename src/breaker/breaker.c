@@ -18,6 +18,7 @@
  * both steps are logged.  Allocation failures lose a string, never a
  * transition: an OPEN circuit with a NULL reason beats a CLOSED one.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,6 +98,21 @@ fmt_secs(char *buf, size_t n, double v)
 		buf[--len] = '\0';
 }
 
+/* Counting never wraps (rule 7): past the top a counter stays there. */
+static void
+inc(int *c)
+{
+	if (*c < INT_MAX)
+		(*c)++;
+}
+
+static void
+inc_long(long *c)
+{
+	if (*c < CB_LONG_MAX)
+		(*c)++;
+}
+
 /* A threshold of 0 is disabled; the CLI only lets 1 and up through. */
 static int
 reached(int count, int threshold)
@@ -157,7 +173,7 @@ open_circuit(struct cb_state *s, const struct cb_limits *l,
 	move_to(s, l, res, CB_OPEN, reason, NULL, now);
 	s->opened_at = now;
 	breaker_set_str(&s->open_reason, reason);
-	s->total_opens++;
+	inc_long(&s->total_opens);
 	s->trials_left = 0;
 }
 
@@ -181,12 +197,12 @@ count_run(struct cb_state *s, const struct cb_run *run)
 	const char *task = run->task;
 
 	if ((unsigned)run->cls < CB_CLASS_COUNT)
-		s->errors_total[run->cls]++;
+		inc_long(&s->errors_total[run->cls]);
 	if (run->progress) {
 		s->no_progress_count = 0;
 		s->last_progress_iteration = s->iteration;
 	} else if (!transient) {
-		s->no_progress_count++;
+		inc(&s->no_progress_count);
 	}
 
 	if (run->cls == CB_CLASS_SUCCESS) {
@@ -197,13 +213,13 @@ count_run(struct cb_state *s, const struct cb_run *run)
 		breaker_set_str(&s->last_failed_task, NULL);
 		return;
 	}
-	s->consecutive_errors++;
+	inc(&s->consecutive_errors);
 	if (!transient) {
 		/* A missing fingerprint proves nothing, so it never matches. */
 		if (run->hash != NULL && *run->hash != '\0' &&
 		    s->last_error_hash != NULL &&
 		    strcmp(s->last_error_hash, run->hash) == 0) {
-			s->same_error_count++;
+			inc(&s->same_error_count);
 		} else {
 			s->same_error_count = 1;
 			breaker_set_str(&s->last_error_hash,
@@ -213,7 +229,7 @@ count_run(struct cb_state *s, const struct cb_run *run)
 		if (task != NULL && *task != '\0') {
 			if (s->last_failed_task != NULL &&
 			    strcmp(s->last_failed_task, task) == 0) {
-				s->same_task_failures++;
+				inc(&s->same_task_failures);
 			} else {
 				s->same_task_failures = 1;
 				breaker_set_str(&s->last_failed_task, task);
@@ -343,7 +359,7 @@ breaker_record(struct cb_state *s, const struct cb_limits *l,
 
 	res->n = 0;
 	res->outcome = OUT_OK;
-	s->iteration++;
+	inc_long(&s->iteration);
 	s->updated_at = now;
 	/* An ignored exit neither counts nor spends a trial; the history
 	 * still shows that it ran. */
@@ -439,7 +455,7 @@ breaker_trip(struct cb_state *s, const struct cb_limits *l,
 	if (s->state != CB_OPEN) {
 		move_to(s, l, res, CB_OPEN, r, user, now);
 		s->opened_at = now;
-		s->total_opens++;
+		inc_long(&s->total_opens);
 	} else {
 		/* Already open: no new opening, but the operator's act and
 		 * reason still belong in the history. */

@@ -187,5 +187,6 @@ circuit_reporter(const struct options *o, const struct circuit *c,
 	r->metrics_path = o->metrics_path;
 	r->hook = o->on_state_change;
 	r->hook_timeout = o->kill_after;
+	r->follow = o->follow_symlinks;
 	return reporter_open(r, o->log_path);
 }

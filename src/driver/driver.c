@@ -356,12 +356,15 @@ driver_run(struct options *o, const struct circuit *c)
 	}
 	if (o->budget > 0)
 		v.deadline = mono_now() + o->budget;
-	if ((v.lock = take_lock(o, c)) < 0)
+	if ((v.lock = take_lock(o, c)) < 0) {
+		sup_done();
 		return -v.lock;
+	}
 	if (state_load(c->path, o->follow_symlinks, o->name, &v.s, err,
 	    sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		close(v.lock);
+		sup_done();
 		return CB_EXIT_ERROR;
 	}
 	if (circuit_reporter(o, c, &v.rep) == -1)
@@ -454,5 +457,6 @@ out:
 	free(v.status_file);
 	breaker_free(&v.s);
 	close(v.lock);
+	sup_done();
 	return ret;
 }

@@ -9,16 +9,23 @@
  * The text is built in memory and the file replaced atomically (temp file
  * "FILE.XXXXXX" in the same directory, fsync, rename) so node_exporter
  * never reads half of it; the temp name does not end in .prom, so the
- * collector skips it meanwhile.
+ * collector skips it meanwhile.  Only a regular file is ever replaced (a
+ * link is refused unless --follow-symlinks, when its target is written;
+ * a device or FIFO never), and temp files a killed cbexec left behind are
+ * removed by the next write once they are a minute old, which no live
+ * writer's ever is.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "report.h"
 #include "say.h"
 
@@ -106,18 +113,66 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 	return p;
 }
 
+#define STALE_TEMP	60	/* seconds: older temp files are a dead writer's */
+
+/* Remove "BASE.XXXXXX" temp files of path left by a writer that died. */
+static void
+remove_stale_temps(const char *path)
+{
+	static int done;
+	char dir[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	struct dirent *d;
+	struct stat st;
+	size_t blen;
+	DIR *dp;
+
+	if (done)
+		return;
+	done = 1;
+	base = base != NULL ? base + 1 : path;
+	blen = strlen(base);
+	if (file_dir_of(path, dir, sizeof(dir)) == -1 ||
+	    (dp = opendir(dir)) == NULL)
+		return;
+	while ((d = readdir(dp)) != NULL)
+		if (strncmp(d->d_name, base, blen) == 0 &&
+		    d->d_name[blen] == '.' && strlen(d->d_name) == blen + 7 &&
+		    fstatat(dirfd(dp), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    wall_now() - (double)st.st_mtime > STALE_TEMP)
+			unlinkat(dirfd(dp), d->d_name, 0);
+	closedir(dp);
+}
+
 int
 report_metrics(struct reporter *r, const struct cb_state *s,
     double last_run_seconds, char *err, size_t errlen)
 {
 	const char *path = r->metrics_path;
-	char *text = NULL, *tmp = NULL;
+	char *text = NULL, *tmp = NULL, real[PATH_MAX];
+	struct stat st;
 	size_t len = 0, off;
 	ssize_t w;
 	int fd = -1;
 
 	if (path == NULL)
 		return 0;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (!r->follow) {
+			snprintf(err, errlen, "--metrics %s: is a symbolic "
+			    "link (use --follow-symlinks)", path);
+			return -1;
+		}
+		/* The target is replaced, not the link. */
+		if (realpath(path, real) != NULL)
+			path = real;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "--metrics %s: not a regular file", path);
+		return -1;
+	}
+	remove_stale_temps(path);
 	if ((text = metrics_text(r, s, last_run_seconds, &len)) == NULL ||
 	    (tmp = malloc(strlen(path) + 8)) == NULL) {
 		errno = ENOMEM;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -143,6 +144,33 @@ log_new(const struct reporter *r, const char *event)
 	return o;
 }
 
+/*
+ * One line into the --log file.  A write the disk cuts short (ENOSPC,
+ * EDQUOT) would leave half a line for the next record to glue onto: the
+ * file is cut back to where this line began -- unless another writer has
+ * appended since, whose line must not be lost -- and the loss is said on
+ * stderr (not in the log, which just failed).
+ */
+static void
+log_write(const struct reporter *r, const char *line, size_t n)
+{
+	ssize_t w = file_write_all(r->log_fd, line, n);
+	int e = errno, cut = 0;
+	struct stat st;
+	off_t end;
+
+	if (w == (ssize_t)n)
+		return;
+	if (w > 0 && (end = lseek(r->log_fd, 0, SEEK_CUR)) != -1 &&
+	    fstat(r->log_fd, &st) == 0 && st.st_size == end &&
+	    ftruncate(r->log_fd, end - w) == 0)
+		cut = 1;
+	say(r, YELLOW, "warning: --log %s: %s%s",
+		    r->log_path != NULL ? r->log_path : "", strerror(e),
+		    cut ? "; the partial line was removed" :
+		    w > 0 ? "; a partial line is left" : "; a line was lost");
+}
+
 /* Write o as one JSON line and free it. */
 void
 log_put(const struct reporter *r, cJSON *o)
@@ -162,7 +190,7 @@ log_put(const struct reporter *r, cJSON *o)
 	if ((line = malloc(n + 1)) != NULL) {
 		memcpy(line, s, n);
 		line[n] = '\n';
-		write_all(r->log_fd, line, n + 1);
+		log_write(r, line, n + 1);
 		free(line);
 	}
 	cJSON_free(s);
@@ -211,13 +239,23 @@ report_warn(struct reporter *r, const char *fmt, ...)
 int
 reporter_open(struct reporter *r, const char *log_path)
 {
+	int fd;
+
 	r->color = isatty(STDERR_FILENO) && getenv("NO_COLOR") == NULL;
 	r->log_fd = -1;
-	if (log_path != NULL && (r->log_fd = open(log_path,
-	    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) == -1) {
-		fprintf(stderr, "cbexec: %s: %s\n", log_path, strerror(errno));
+	r->log_path = log_path;
+	if (log_path == NULL)
+		return 0;
+	/* No link followed unless asked (another user's link in /tmp would
+	 * have us append to a file of ours), and no FIFO: a regular file. */
+	if ((fd = file_open(log_path, O_WRONLY | O_APPEND | O_CREAT, 0644,
+	    r->follow)) < 0) {
+		fprintf(stderr, "cbexec: --log %s: %s\n", log_path,
+		    fd == -1 && errno == ELOOP ? "is a symbolic link (use "
+		    "--follow-symlinks)" : file_why(fd));
 		return -1;
 	}
+	r->log_fd = fd;
 	return 0;
 }
 

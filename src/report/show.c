@@ -38,6 +38,40 @@ last_change_to(const struct cb_state *s, int c)
 	return NULL;
 }
 
+/*
+ * Text the command chose (error messages, reasons, tasks, guidance) as
+ * one printable line: C0 controls, DEL and the C1 controls (U+0080 to
+ * U+009F, which some terminals obey as escape sequences) are written as
+ * \n, \t, \xNN, so a message cannot clear the operator's screen or
+ * overwrite "state: OPEN".
+ */
+static void
+put_text(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+
+	for (; *p != '\0'; p++) {
+		if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fprintf(f, "\\u%04x", p[1]);
+			p++;
+		} else
+			putc(*p, f);
+	}
+}
+
+/* "key: text" with the text escaped. */
+#define ROWT(f, key, text) do {						\
+	fprintf((f), "%-19s ", (key));					\
+	put_text((f), (text));						\
+	fputc('\n', (f));						\
+} while (0)
+
 #define ROW(f, key, ...) do {						\
 	fprintf((f), "%-19s ", (key));					\
 	fprintf((f), __VA_ARGS__);					\
@@ -65,7 +99,7 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	}
 	if (label == NULL)
 		label = s->name != NULL ? s->name : "(default)";
-	ROW(f, "circuit:", "%s", label);
+	ROWT(f, "circuit:", label);
 	if (since >= 0)
 		ROW(f, "state:", "%s  (since %s)", circuit_name(s->state),
 		    iso8601(since, ts, sizeof(ts)));
@@ -74,9 +108,9 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	if (s->state != CB_OPEN && e != NULL)
 		reason = e->reason;
 	if (s->state != CB_CLOSED && reason != NULL)
-		ROW(f, "reason:", "%s", reason);
+		ROWT(f, "reason:", reason);
 	if (s->phase != NULL)
-		ROW(f, "phase:", "%s", s->phase);
+		ROWT(f, "phase:", s->phase);
 	if (s->last_progress_iteration > 0)
 		ROW(f, "runs since progress:",
 		    "%ld   (last progress at run %ld)",
@@ -90,15 +124,19 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	    "errors %d, same-task %d", s->no_progress_count,
 	    s->same_error_count, s->consecutive_errors, s->same_task_failures);
 	ROW(f, "total opens:", "%ld", s->total_opens);
-	if (s->last_error.message != NULL && s->last_error.message[0] != '\0')
-		ROW(f, "last error:", "%s %s: %s (exit %d)", s->last_error.cls,
-		    s->last_error.type, s->last_error.message,
-		    s->last_error.exit_code);
+	if (s->last_error.message != NULL && s->last_error.message[0] != '\0') {
+		fprintf(f, "%-19s ", "last error:");
+		put_text(f, s->last_error.cls);
+		fputc(' ', f);
+		put_text(f, s->last_error.type);
+		fputs(": ", f);
+		put_text(f, s->last_error.message);
+		fprintf(f, " (exit %d)\n", s->last_error.exit_code);
+	}
 	if (s->guidance != NULL)
-		ROW(f, "guidance:", "%s", s->guidance);
+		ROWT(f, "guidance:", s->guidance);
 	for (i = 0; i < s->n_skipped; i++)
-		ROW(f, i == 0 ? "skipped phases:" : "", "%s",
-		    s->skipped_phases[i]);
+		ROWT(f, i == 0 ? "skipped phases:" : "", s->skipped_phases[i]);
 	if (s->updated_at >= 0)
 		ROW(f, "updated:", "%s",
 		    iso8601(s->updated_at, ts, sizeof(ts)));
@@ -172,11 +210,16 @@ history_line(FILE *f, const struct cb_event *e)
 		    circuit_name(e->to));
 		break;
 	case EV_ERROR:
-		fprintf(f, "  %s %s", e->cls, e->type);
+		fputs("  ", f);
+		put_text(f, e->cls);
+		fputc(' ', f);
+		put_text(f, e->type);
 		if (e->exit_code >= 0)
 			fprintf(f, " (exit %d)", e->exit_code);
-		if (e->reason != NULL)
-			fprintf(f, ": %s", e->reason);
+		if (e->reason != NULL) {
+			fputs(": ", f);
+			put_text(f, e->reason);
+		}
 		break;
 	case EV_PROGRESS:
 		fputs("  ", f);
@@ -189,10 +232,14 @@ history_line(FILE *f, const struct cb_event *e)
 	}
 	/* A run's reason only repeats "progress" / "no progress". */
 	if (e->kind != EV_ERROR && e->kind != EV_PROGRESS &&
-	    e->reason != NULL && e->reason[0] != '\0')
-		fprintf(f, "  %s", e->reason);
-	if (e->user != NULL && e->user[0] != '\0')
-		fprintf(f, "  by %s", e->user);
+	    e->reason != NULL && e->reason[0] != '\0') {
+		fputs("  ", f);
+		put_text(f, e->reason);
+	}
+	if (e->user != NULL && e->user[0] != '\0') {
+		fputs("  by ", f);
+		put_text(f, e->user);
+	}
 	fputc('\n', f);
 }
 

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "spawn.h"
 
 static void __attribute__((noreturn))
 child_exec(char *const argv[], char *const envp[], int out,
@@ -151,6 +152,7 @@ child_wait(pid_t pid, int fd, double deadline, int kill_group,
 
 	if (fd >= 0)
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	watch_group(WATCH_HELPER, pid);
 	sup_hold();
 	for (;;) {
 		ms = fd >= 0 ? SLICE_MS : nap;
@@ -196,6 +198,7 @@ child_wait(pid_t pid, int fd, double deadline, int kill_group,
 	sup_release();
 	if (child_reap(pid, status) == -1)
 		return -1;
+	watch_group(WATCH_HELPER, 0);
 	if (rc == CHILD_EXITED && bad)
 		return errno = ENOMEM, -1;
 	return rc;

@@ -172,7 +172,7 @@ our_children(pid_t *out, size_t max)
 		    sscanf(rp + 1, " %c %d", &st, &ppid) != 2)
 			continue;
 		pid = (pid_t)atoi(d->d_name);
-		if (ppid == self && st != 'Z')
+		if (ppid == self && st != 'Z' && pid != watch_pid)
 			out[n++] = pid;
 	}
 	closedir(dir);
@@ -190,9 +190,10 @@ have_children(void)
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
 		return errno != ECHILD;
-	if (si.si_pid == 0)
+	if (si.si_pid == 0 && watch_pid == 0)
 		return 1;		/* children, none exited yet */
-	/* Only zombies waiting for libev: anything else alive? */
+	/* Only zombies waiting for libev, or the watchdog: anything else
+	 * alive? */
 	{
 		pid_t tmp[1];
 

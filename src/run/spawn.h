@@ -32,4 +32,15 @@ int spawn_leftovers(pid_t pgid);
  * group when it leads one). */
 void spawn_kill_leftovers(pid_t pgid, int sig);
 
+/*
+ * The watchdog (watchdog.c): started once, before spawn_init makes cbexec
+ * a subreaper; told the group of the run (slot WATCH_RUN) and of a helper
+ * (WATCH_HELPER), 0 when it is gone, it kills them if cbexec dies.
+ */
+enum { WATCH_RUN, WATCH_HELPER, WATCH_SLOTS };
+int watch_start(void);
+void watch_group(int slot, pid_t pgid);
+void watch_stop(void);		/* at the end: it exits, reaped */
+extern pid_t watch_pid;		/* 0: none */
+
 #endif

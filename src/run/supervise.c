@@ -432,6 +432,12 @@ run_kill_now(struct run *r)
 	}
 }
 
+void
+sup_done(void)
+{
+	watch_stop();
+}
+
 int
 sup_aborted(void)
 {
@@ -603,6 +609,9 @@ sup_init(void)
 	sigs[n++] = SIGPIPE;
 	sigs[n++] = SIGCHLD;
 	sigs[n++] = SIGTTOU;
+	/* Without it cbexec still runs; only a kill -9 of cbexec would
+	 * leave more behind. */
+	watch_start();
 	if (spawn_init(sigs, n) == -1)
 		return -1;
 	if ((sup_loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {
@@ -676,7 +685,9 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 		close(op[1]);
 	close(ep[1]);
 	op[1] = ep[1] = -1;
+	watch_group(WATCH_RUN, r.pid);
 	if (res->exec_errno != 0) {
+		watch_group(WATCH_RUN, 0);
 		for (i = 0; i < 2; i++)
 			relay_free(&r.s[i]);
 		res->duration = mono_now() - r.start;
@@ -695,6 +706,7 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 		run_stop(&r, aborted);
 
 	ev_run(sup_loop, 0);
+	watch_group(WATCH_RUN, 0);
 
 	cur = NULL;
 	run_disarm(&r);

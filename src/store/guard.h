@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+/* The largest state file the loader reads (a real one is a few hundred
+ * KiB); the writer never writes a larger one. */
+#define MAX_STATE_SIZE	(16L * 1024 * 1024)
+
 /* path's symbolic links followed to the file they end at (which may not
  * exist yet) in out; 0 / -1 with errno. */
 int resolve_link(const char *path, char *out, size_t outlen);

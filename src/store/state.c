@@ -50,8 +50,6 @@
 #include "store.h"
 #include "guard.h"
 
-/* A real state file is a few hundred KiB at most (bounded history). */
-#define MAX_STATE_SIZE	(16L * 1024 * 1024)
 
 struct chunk {
 	struct chunk *next;

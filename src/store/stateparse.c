@@ -296,6 +296,54 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	return load_history(member(j, "history"), s, err, errlen);
 }
 
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * A key given twice anywhere in the file makes it corrupt: readers
+ * disagree on which one counts (cbexec's member() takes the first, jq the
+ * last), so "state":"CLOSED","state":"OPEN" must not read as CLOSED to
+ * one and OPEN to another.  Each object's names are sorted and compared
+ * with their neighbours; the first duplicate is named.
+ */
+static int
+no_duplicates(const cJSON *j, char *err, size_t errlen)
+{
+	const cJSON *c;
+	const char **names;
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (!cJSON_IsObject(j) && !cJSON_IsArray(j))
+		return 0;
+	for (c = j->child; c != NULL; c = c->next) {
+		if (no_duplicates(c, err, errlen) == -1)
+			return -1;
+		n++;
+	}
+	if (!cJSON_IsObject(j) || n < 2)
+		return 0;
+	if ((names = malloc(n * sizeof(*names))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0, c = j->child; c != NULL; c = c->next)
+		names[i++] = c->string != NULL ? c->string : "";
+	qsort(names, n, sizeof(*names), cmp_names);
+	for (i = 1; i < n; i++)
+		if (strcmp(names[i - 1], names[i]) == 0) {
+			snprintf(err, errlen, "corrupt state file: key '%.64s' "
+			    "given twice", names[i]);
+			rc = -1;
+			break;
+		}
+	free(names);
+	return rc;
+}
+
 /*
  * On failure *s is freed again, so a caller has nothing to clean up unless
  * this returned 0.
@@ -305,6 +353,8 @@ state_from_json(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 {
 	int rc;
 
+	if (no_duplicates(j, err, errlen) == -1)
+		return -1;
 	if (breaker_init(s, NULL) == -1) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

@@ -173,6 +173,38 @@ state_save(const char *path, int follow_symlinks, const struct cb_state *s,
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
+	/* Never write what the loader would refuse: a state grown past its
+	 * size limit (a long --history-size of long messages) loses its
+	 * oldest history events until it fits. */
+	if (strlen(text) > (size_t)MAX_STATE_SIZE) {
+		struct cb_state t = *s;
+		size_t len = strlen(text), drop;
+
+		while (text != NULL && len > (size_t)MAX_STATE_SIZE &&
+		    t.n_history > 0) {
+			/* In proportion to the excess, oldest first. */
+			drop = (size_t)((double)t.n_history * (double)(len -
+			    (size_t)MAX_STATE_SIZE) / (double)len) + 1;
+			if (drop > t.n_history)
+				drop = t.n_history;
+			t.history += drop;
+			t.n_history -= drop;
+			free(text);
+			if ((text = state_text(&t)) != NULL)
+				len = strlen(text);
+		}
+		if (text == NULL) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			return -1;
+		}
+		if (len > (size_t)MAX_STATE_SIZE) {
+			snprintf(err, errlen, "%s: state larger than %ld bytes "
+			    "even without history; not written", path,
+			    MAX_STATE_SIZE);
+			free(text);
+			return -1;
+		}
+	}
 	remove_stale_temps(dir, base);
 
 	/* mkostemp creates 0600 already; fchmod states the intent anyway. */
