@@ -28,6 +28,8 @@ enum cb_circuit { CB_CLOSED, CB_HALF_OPEN, CB_OPEN };
  * long ones at 2^53, the largest integer a JSON number (a double) holds
  * exactly, so a state written is always one the loader takes. */
 #define CB_LONG_MAX	9007199254740992L
+/* A run's message and task are kept to this many bytes (UTF-8 intact). */
+#define CB_TEXT_MAX	4096
 
 /* What an invocation ended with; recorded as "outcome" in the state file. */
 enum cb_outcome {

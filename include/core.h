@@ -110,5 +110,7 @@ ssize_t file_write_all(int fd, const void *p, size_t n);
 /* Give fds 0, 1 and 2, when closed, a placeholder that fails like a
  * closed descriptor, so no descriptor of ours takes their numbers. */
 void file_std_fds(void);
+/* Whether fd (0, 1, 2) was closed when file_std_fds ran. */
+int file_std_closed(int fd);
 
 #endif

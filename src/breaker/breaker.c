@@ -351,8 +351,42 @@ breaker_admit(struct cb_state *s, const struct cb_limits *l, double now,
 	return 1;
 }
 
+/* A copy of text cut to CB_TEXT_MAX bytes when it is longer, else NULL. */
+static char *
+cut_text(const char *text)
+{
+	char *p;
+
+	if (text == NULL || strlen(text) <= CB_TEXT_MAX ||
+	    (p = malloc(CB_TEXT_MAX + 1)) == NULL)
+		return NULL;
+	copy_utf8(p, CB_TEXT_MAX + 1, text);
+	return p;
+}
+
+static void record(struct cb_state *s, const struct cb_limits *l,
+    const struct cb_run *run, double now, struct cb_result *res);
+
 void
 breaker_record(struct cb_state *s, const struct cb_limits *l,
+    const struct cb_run *run, double now, struct cb_result *res)
+{
+	struct cb_run r = *run;
+	char *msg = cut_text(run->message), *task = cut_text(run->task);
+
+	/* What the command printed is kept bounded, so a state of many
+	 * runs stays well below what the store accepts. */
+	if (msg != NULL)
+		r.message = msg;
+	if (task != NULL)
+		r.task = task;
+	record(s, l, &r, now, res);
+	free(msg);
+	free(task);
+}
+
+static void
+record(struct cb_state *s, const struct cb_limits *l,
     const struct cb_run *run, double now, struct cb_result *res)
 {
 	char *why;

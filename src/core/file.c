@@ -132,15 +132,28 @@ file_write_all(int fd, const void *p, size_t n)
  * messages or the command's output.  Each closed one gets /dev/null opened
  * the wrong way round (0 for writing, 1 and 2 for reading), so it stays as
  * useless as a closed descriptor -- a write to it fails with EBADF -- and
- * holds its number.
+ * holds its number.  The command is then given the same placeholder,
+ * not a pipe of ours, so it finds its output closed as it would without
+ * cbexec instead of being told its writes succeeded.
  */
+static int std_closed;		/* bit fd: fd was closed at start */
+
 void
 file_std_fds(void)
 {
 	int fd;
 
 	for (fd = 0; fd < 3; fd++)
-		if (fcntl(fd, F_GETFD) == -1 && errno == EBADF &&
-		    open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY) != fd)
-			return;
+		if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+			if (open("/dev/null", fd == 0 ? O_WRONLY :
+			    O_RDONLY) != fd)
+				return;
+			std_closed |= 1 << fd;
+		}
+}
+
+int
+file_std_closed(int fd)
+{
+	return (std_closed >> fd) & 1;
 }

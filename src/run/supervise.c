@@ -658,8 +658,11 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	r.cfg = cfg;
 	r.res = res;
 	r.phase = RUNNING;
-	if ((cfg->capture_stdout && pipe2(op, O_CLOEXEC) == -1) ||
-	    pipe2(ep, O_CLOEXEC) == -1)
+	/* Our stdout or stderr closed (file_std_fds): the command gets the
+	 * same closed-like placeholder, not a pipe into nowhere. */
+	if ((cfg->capture_stdout && !file_std_closed(STDOUT_FILENO) &&
+	    pipe2(op, O_CLOEXEC) == -1) ||
+	    (!file_std_closed(STDERR_FILENO) && pipe2(ep, O_CLOEXEC) == -1))
 		goto fail;
 	for (i = 0; i < 2; i++) {
 		int fd = i == 0 ? op[0] : ep[0];
@@ -683,7 +686,8 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 		goto fail;
 	if (op[1] != -1)
 		close(op[1]);
-	close(ep[1]);
+	if (ep[1] != -1)
+		close(ep[1]);
 	op[1] = ep[1] = -1;
 	watch_group(WATCH_RUN, r.pid);
 	if (res->exec_errno != 0) {
