@@ -443,8 +443,10 @@ state_lock_check(int *fd, const char *path, int follow, char *err,
 		snprintf(err, errlen, "%s: %s", lock, strerror(errno));
 		return -1;
 	}
-	/* Removed or replaced under us: take the file now at the path, if
-	 * no one else holds it, before anything is written. */
+	/* Removed (git clean) or replaced under us: take the file at the
+	 * path now, created anew if need be, unless another cbexec holds it
+	 * already; only then is anything written.  (An unlinked inode cannot
+	 * be linked back.) */
 	if ((nfd = state_lock(path, follow, 0, NULL, err, errlen)) < 0) {
 		if (nfd == -2)
 			snprintf(err, errlen, "%s: the lock file was replaced "
