@@ -183,7 +183,8 @@ config_implicit(struct options *o, char *err, size_t len)
 		return -1;
 	}
 	if ((rc = approved(cpath, want, err, len)) <= 0) {
-		if (rc == 0 && o->verbosity >= 0)
+		/* Even with -q: a config not read is worth a line. */
+		if (rc == 0)
 			fprintf(stderr, "cbexec: %s is not approved and was "
 			    "ignored (review it, then: cbexec --allow-config "
 			    "%s)\n", cpath, q);
