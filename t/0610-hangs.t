@@ -1,0 +1,127 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+# Never hang, never lose a signal (SPEC §2, §3): the drain to a reader
+# that does not read is bounded, a stopped command is continued after the
+# timeout signal, Ctrl-Z stops cbexec with its command, an interrupt while
+# cbexec waits outside a run (the lock, --progress-cmd, git, the hook)
+# acts at once, a kill -9 of cbexec leaves nothing of the run, and closed
+# standard descriptors stay closed for the command.
+. "$(dirname "$0")/lib.sh"
+cb() { "$CBEXEC" -q --no-prompt --progress exit "$@"; }
+# bg ARGS...: cbexec in the background as $! itself (not a subshell).
+bg() { ( exec "$CBEXEC" -q --no-prompt --progress exit "$@" ) & }
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# state PID: its process state letter, "gone" when there is none; a
+# zombie (Z) no one reaps is dead all the same.
+pstate() { s=$(sed 's/^.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null); echo "${s:-gone}"; }
+gone() { s=$(pstate "$1"); [ "$s" = gone ] || [ "$s" = Z ]; }
+
+# --- The drain after the run is bounded by --kill-after.
+t0=$(ms)
+( cb --name dr -t 0.5 -k 0.5 -T 20 -- yes; echo "$? $(ms)" > dr.end ) | sleep 3
+read -r rc t1 < dr.end
+is "$rc" 124 "a reader that stops reading: still 124"
+ok "$([ $((t1 - t0)) -lt 2500 ]; echo $?)" "... within the timeout and --kill-after, not at the reader's end ($((t1 - t0)) ms)"
+t0=$(ms)
+( cb --name dr -t 0.5 -k 0.5 -T 0 -- yes; echo "$? $(ms)" > dr.end ) | sleep 3
+read -r rc t2 < dr.end
+ok "$([ $((t2 - t0)) -lt 2500 ]; echo $?)" "... with no budget either ($((t2 - t0)) ms)"
+# A slow reader that keeps reading gets every byte.
+n=$(cb --name slow -t 10 -k 0.3 -- sh -c 'seq 1 200000' | (sleep 1; cat) | wc -l)
+is "$n" 200000 "a slow reader still gets everything"
+
+# --- A stopped command is continued after the timeout signal.
+t0=$(ms)
+cb --name st -t 0.3 -k 0 -T 5 -- sh -c 'kill -STOP $$'
+is "$?" 124 "a stopped command times out"
+ok "$([ $(( $(ms) - t0 )) -lt 3000 ]; echo $?)" "... at once, continued after the signal as timeout(1) does"
+
+# --- Ctrl-Z at a terminal.
+if command -v python3 >/dev/null 2>&1 && command -v bash >/dev/null 2>&1 &&
+    [ -z "$UNDER_VALGRIND" ]; then
+	out=$(timeout 30 python3 "$T_DIR/pty/ctrlz.py" "$CBEXEC" 2>&1)
+	is "$(echo "$out" | sed -n 1p)" stopped "Ctrl-Z: the shell gets its prompt back, the job Stopped"
+	is "$(echo "$out" | sed -n 2p)" not-early "... and the command stopped with it"
+	is "$(echo "$out" | sed -n 3p)" finished "fg: the command goes on to its end"
+	is "$(echo "$out" | sed -n 4p)" rc=0 "... and cbexec exits with its status"
+else
+	skip "no python3 or bash (or under valgrind): no pty"
+	skip "pty"; skip "pty"; skip "pty"
+fi
+
+# --- An interrupt while cbexec waits for the lock: 122 at once, no run.
+bg --name lk -- sleep 3
+holder=$!
+poll_until 3 test -e "$CBEXEC_STATE_DIR/lk.json.status"
+bg --name lk --wait-lock -- touch ran-lk
+w=$!
+sleep 0.3
+t0=$(ms); kill -TERM "$w"; wait "$w"; rc=$?; t1=$(ms)
+is "$rc" 122 "SIGTERM during --wait-lock: 122"
+ok "$([ $((t1 - t0)) -lt 1000 ]; echo $?)" "... at once ($((t1 - t0)) ms)"
+ok "$(test -e ran-lk && echo 1 || echo 0)" "... and the command never started"
+wait "$holder"
+is "$(jget "$CBEXEC_STATE_DIR/lk.json" iteration)" 1 "... nor was a run counted"
+
+# --- During --progress-cmd: 122 at once, no next run.
+bg --name pc -l --progress cmd --progress-cmd 'sleep 30' -- true
+w=$!
+poll_until 3 test -e "$CBEXEC_STATE_DIR/pc.json.lock"
+sleep 0.4
+t0=$(ms); kill -INT "$w"; wait "$w"; rc=$?; t1=$(ms)
+is "$rc" 122 "SIGINT during --progress-cmd: 122"
+ok "$([ $((t1 - t0)) -lt 1000 ]; echo $?)" "... at once ($((t1 - t0)) ms)"
+is "$(jget "$CBEXEC_STATE_DIR/pc.json" iteration)" 1 "... and no new run started"
+is "$(jget "$CBEXEC_STATE_DIR/pc.json" outcome)" ABORT "... the state says ABORT"
+
+# --- During the hook.
+bg --name hk -l --half-open-after 1 --on-state-change 'sleep 30' -- false
+w=$!
+sleep 0.6
+t0=$(ms); kill -HUP "$w"; wait "$w"; rc=$?; t1=$(ms)
+is "$rc" 122 "SIGHUP during the hook: 122"
+ok "$([ $((t1 - t0)) -lt 1000 ]; echo $?)" "... at once ($((t1 - t0)) ms)"
+is "$(jget "$CBEXEC_STATE_DIR/hk.json" iteration)" 1 "... and no new run started"
+
+# --- During git: a git that hangs (a slow repository) is interrupted.
+mkdir -p slowgit/bin slowgit/.git
+printf '#!/bin/sh\nexec sleep 30\n' > slowgit/bin/git && chmod +x slowgit/bin/git
+( cd slowgit && PATH="$SCRATCH/slowgit/bin:$PATH" exec "$CBEXEC" -q --no-prompt --name gt -- touch ran-gt ) &
+w=$!
+sleep 0.5
+t0=$(ms); kill -TERM "$w"; wait "$w"; rc=$?; t1=$(ms)
+is "$rc" 122 "SIGTERM while git runs: 122"
+ok "$([ $((t1 - t0)) -lt 1000 ]; echo $?)" "... at once ($((t1 - t0)) ms)"
+ok "$(test -e slowgit/ran-gt && echo 1 || echo 0)" "... and the command never started"
+
+# --- kill -9 of cbexec: the run's processes die with it.
+bg --name k9 -- sh -c 'sleep 300 & echo $! > k9.pid; wait'
+w=$!
+poll_until 3 test -s k9.pid
+p=$(cat k9.pid)
+kill -9 "$w"; wait "$w" 2>/dev/null
+poll_until 3 gone "$p"; ok $? "kill -9 of cbexec: the command's child is gone too"
+ok "$(test -e "$CBEXEC_STATE_DIR/k9.json.status"; echo $?)" "... its status file is left where the next run looks"
+cb --name k9 -- true
+ok "$(test -e "$CBEXEC_STATE_DIR/k9.json.status" && echo 1 || echo 0)" "... and the next run of the circuit removes it"
+# Stale --metrics temp files of a killed writer go on the next write.
+touch -d '2 hours ago' m.prom.AbC123
+touch m.prom.XyZ789
+cb --name k9 --metrics m.prom -- true
+ok "$(test -e m.prom.AbC123 && echo 1 || echo 0)" "a stale metrics temp file is removed"
+ok "$(test -e m.prom.XyZ789; echo $?)" "... a young one (a live writer's) is not"
+# Nothing is left behind after a normal exit either.
+cb --name gone -- true
+ok "$(ls "$CBEXEC_STATE_DIR" | grep -c '^gone\.json\.status$' | grep -qx 0; echo $?)" \
+    "no status file after a run"
+
+# --- Started with fd 0, 1 or 2 closed.
+cb --name fd -- sh -c 'if echo x; then echo open >&2; else echo closed >&2; fi' \
+    >&- 2>fd.err
+is "$(tail -n 1 fd.err)" closed "stdout closed: the command finds it closed"
+is "$(stat -c %s "$CBEXEC_STATE_DIR/fd.json.lock")" 0 "... and nothing went into the lock file"
+cb --name fd -- sh -c 'echo oops >&2' 2>&-
+is "$(stat -c %s "$CBEXEC_STATE_DIR/fd.json.lock")" 0 "stderr closed: nothing in the lock file"
+out=$(cb --name fd -- sh -c 'cat; echo "rc=$?"' <&- 2>/dev/null)
+like "$out" "rc=[1-9]" "stdin closed: the command finds it closed"
+done_testing
