@@ -8,7 +8,10 @@
  *                         SUBSTR are the faulty ones; "SUBSTR$" means a
  *                         path ending in SUBSTR (a directory, say)
  *   FAULT_ERRNO=ENOSPC    or EIO, EDQUOT, EROFS (default ENOSPC)
- *   FAULT_OP=write        which call fails: write, fsync or close
+ *   FAULT_OP=write        which call fails: write, fsync or close; or
+ *                         short: the first write to a faulty descriptor
+ *                         writes half (a disk filling up) and every later
+ *                         one fails
  *
  * Descriptors are recorded by wrapping open/openat and mkostemp/mkstemp:
  * glibc's mkostemp opens through an internal symbol, so wrapping open alone
@@ -187,7 +190,17 @@ mkstemp64(char *tmpl)
 ssize_t
 write(int fd, const void *p, size_t n)
 {
+	static int shortened;
+
 	REAL(write);
+	if (is_faulty(fd) && fault_op("short")) {
+		if (!shortened && n > 1) {
+			shortened = 1;
+			return real_write(fd, p, n / 2);
+		}
+		errno = fault_errno();
+		return -1;
+	}
 	if (is_faulty(fd) && fault_op("write")) {
 		errno = fault_errno();
 		return -1;
