@@ -101,7 +101,7 @@ t/faultshim.so: t/faultshim.c
 
 FUZZCC ?= clang
 FUZZTIME ?= 60
-FUZZ_TARGETS = state status classify duration config
+FUZZ_TARGETS = state status classify duration config apply
 FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -pthread -Iinclude \
 	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null) \
 	-fno-omit-frame-pointer -fsanitize=address,undefined \
