@@ -7,8 +7,8 @@
 # Completes cbexec's own options, phase names after --phase, signal names
 # after --signal, progress sources after --progress, circuit names (the
 # *.json files of the state directory) after --name and as the CIRCUIT of
-# --status, --reset-circuit, --history and --trip, files and directories
-# where an option wants them, and after `--` or the first non-option word
+# --status, --reset-circuit, --history and --trip, a file after
+# --allow-config, files and directories where an option wants them, and after `--` or the first non-option word
 # the command and its arguments as usual.
 
 _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
@@ -20,7 +20,7 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--same-error-threshold --half-open-after --max-consecutive-errors
 	--max-retries --cooldown --half-open-trials --history-size --progress
 	--progress-cmd --watch --exclude --capture-bytes --no-capture-stdout
-	--keep-orphans --exit-codes'
+	--keep-orphans --exit-codes --allow-config'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -146,6 +146,9 @@ _cbexec()
 		--status|--reset-circuit|--history|--trip)
 			op=1
 			;;
+		--allow-config)
+			op=2
+			;;
 		--*=*)
 			;;
 		--*)
@@ -208,8 +211,9 @@ _cbexec()
 		return 0
 	fi
 	if ((op)); then
-		# CIRCUIT: a name, or a path with '/' or ending in .json.
-		if [[ $cur == */* || $cur == .* ]]; then
+		# CIRCUIT: a name, or a path with '/' or ending in .json;
+		# --allow-config takes a FILE.
+		if ((op == 2)) || [[ $cur == */* || $cur == .* ]]; then
 			_cbexec_files -f "$cur"
 		else
 			mapfile -t COMPREPLY < <(compgen -W "$(_cbexec_circuits)" -- "$cur")
