@@ -39,10 +39,17 @@ void circuit_free(struct circuit *c);
 /* Run COMMAND under the breaker; returns the exit status (not remapped). */
 int driver_run(struct options *o, const struct circuit *c);
 
-/* --status, --history, --reset-circuit, --trip. */
+/* --status, --history, --reset-circuit, --trip, --skip, --unskip. */
 int ops_status(const struct options *o, const struct circuit *c);
 int ops_history(const struct options *o, const struct circuit *c);
 int ops_reset(const struct options *o, const struct circuit *c);
 int ops_trip(const struct options *o, const struct circuit *c);
+int ops_skip(const struct options *o, const struct circuit *c);
+int ops_unskip(const struct options *o, const struct circuit *c);
+
+/* --record: apply one run's result given on the command line, as a run
+ * with that result would have been; returns the exit status such a run
+ * would give (not remapped). */
+int driver_record(struct options *o, const struct circuit *c);
 
 #endif

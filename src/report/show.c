@@ -7,7 +7,8 @@
  * --status is a two-column table; "since" is opened_at for an OPEN
  * circuit, else the time of the last state_change event into the current
  * state.  The reason row (open_reason when OPEN, else that change's
- * reason) is left out for a CLOSED circuit.
+ * reason) is left out for a CLOSED circuit.  Every skip gets a row with
+ * when, who and why, and the task an OPEN circuit is stuck on one too.
  * --history prints one line per event, oldest first.  On a terminal a
  * one-line timeline comes first: a mark per run, error and state change,
  * coloured by the state the circuit was in at that point (the state before
@@ -38,6 +39,56 @@ last_change_to(const struct cb_state *s, int c)
 	return NULL;
 }
 
+/* Text that may come from the command, with control bytes escaped. */
+static void
+put_text(FILE *f, const char *p)
+{
+	for (; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", (unsigned char)*p);
+		else
+			fputc(*p, f);
+	}
+}
+
+/* One row per skip (SPEC §9): "phase GREEN  (at ... by alice: why)". */
+static void
+put_skips(FILE *f, const struct cb_state *s)
+{
+	const struct cb_skip *k;
+	char ts[40];
+	size_t i;
+
+	if (s->stuck_task != NULL) {
+		fprintf(f, "%-19s ", "stuck on task:");
+		put_text(f, s->stuck_task);
+		fputc('\n', f);
+	}
+	for (i = 0; i < s->n_skips; i++) {
+		k = &s->skips[i];
+		fprintf(f, "%-19s %s ", i == 0 ? "skipped:" : "",
+		    skip_kind_name(k->kind));
+		put_text(f, k->name);
+		if (k->at >= 0 || k->user != NULL || k->reason != NULL) {
+			fputs("  (", f);
+			if (k->at >= 0)
+				fprintf(f, "at %s", iso8601(k->at, ts,
+				    sizeof(ts)));
+			if (k->user != NULL) {
+				fputs(k->at >= 0 ? " by " : "by ", f);
+				put_text(f, k->user);
+			}
+			if (k->reason != NULL) {
+				fputs(k->at >= 0 || k->user != NULL ? ": " :
+				    "", f);
+				put_text(f, k->reason);
+			}
+			fputc(')', f);
+		}
+		fputc('\n', f);
+	}
+}
+
 #define ROW(f, key, ...) do {						\
 	fprintf((f), "%-19s ", (key));					\
 	fprintf((f), __VA_ARGS__);					\
@@ -53,7 +104,6 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	double since = s->state == CB_OPEN && s->opened_at >= 0 ?
 	    s->opened_at : e != NULL ? e->ts : -1;
 	char ts[40];
-	size_t i;
 
 	if (json) {
 		char *p = state_text(s);
@@ -96,9 +146,7 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 		    s->last_error.exit_code);
 	if (s->guidance != NULL)
 		ROW(f, "guidance:", "%s", s->guidance);
-	for (i = 0; i < s->n_skipped; i++)
-		ROW(f, i == 0 ? "skipped phases:" : "", "%s",
-		    s->skipped_phases[i]);
+	put_skips(f, s);
 	if (s->updated_at >= 0)
 		ROW(f, "updated:", "%s",
 		    iso8601(s->updated_at, ts, sizeof(ts)));

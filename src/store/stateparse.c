@@ -19,6 +19,7 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "store.h"
 #include "jsonfield.h"
 
@@ -49,7 +50,10 @@ event_fields(const cJSON *j, struct cb_event *e, char *err, size_t errlen)
 	    get_buf(j, "class", "class", e->cls, sizeof(e->cls), err,
 	    errlen) == -1 ||
 	    get_buf(j, "type", "type", e->type, sizeof(e->type), err,
-	    errlen) == -1)
+	    errlen) == -1 ||
+	    get_str(j, "task", "task", &e->task, err, errlen) == -1 ||
+	    get_buf(j, "error_hash", "error_hash", e->hash, sizeof(e->hash),
+	    err, errlen) == -1)
 		return -1;
 	v = member(j, "event");
 	if (!cJSON_IsString(v) ||
@@ -123,33 +127,109 @@ load_history(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	return 0;
 }
 
-static int
-load_skipped(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+/* The record in recs (already checked to be an array of objects) for the
+ * skip kind/name, or NULL. */
+static const cJSON *
+skip_record(const cJSON *recs, enum cb_skip_kind kind, const char *name)
 {
-	const cJSON *it;
-	int n;
+	const cJSON *it, *k, *n;
 
-	if (j == NULL || cJSON_IsNull(j))
-		return 0;
-	if (!cJSON_IsArray(j))
-		return bad_field(err, errlen, "skipped_phases",
-		    "an array of strings");
-	if ((n = cJSON_GetArraySize(j)) == 0)
-		return 0;
-	if ((s->skipped_phases = calloc((size_t)n, sizeof(char *))) == NULL) {
+	cJSON_ArrayForEach(it, recs) {
+		k = member(it, "kind");
+		n = member(it, "name");
+		if (cJSON_IsString(k) && cJSON_IsString(n) &&
+		    strcmp(k->valuestring, skip_kind_name(kind)) == 0 &&
+		    strcmp(n->valuestring, name) == 0)
+			return it;
+	}
+	return NULL;
+}
+
+/* One name of skipped_phases or skipped_tasks, with when, why and who from
+ * its record when there is one (an older file has none).  A name listed
+ * twice is kept once. */
+static int
+add_skip(struct cb_state *s, enum cb_skip_kind kind, const char *name,
+    const cJSON *rec, char *err, size_t errlen)
+{
+	struct cb_skip *k;
+	size_t i;
+
+	for (i = 0; i < s->n_skips; i++)
+		if (s->skips[i].kind == kind &&
+		    strcmp(s->skips[i].name, name) == 0)
+			return 0;
+	k = &s->skips[s->n_skips];
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->at = -1;
+	if ((k->name = strdup(name)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	cJSON_ArrayForEach(it, j) {
-		if (!cJSON_IsString(it))
-			return bad_field(err, errlen, "skipped_phases",
+	/* Counted before its fields so breaker_free() sees its strings. */
+	s->n_skips++;
+	if (rec == NULL)
+		return 0;
+	return get_time(rec, "at", "skips[].at", 1, &k->at, err, errlen) ==
+	    -1 || get_str(rec, "reason", "skips[].reason", &k->reason, err,
+	    errlen) == -1 || get_str(rec, "user", "skips[].user", &k->user,
+	    err, errlen) == -1 ? -1 : 0;
+}
+
+/*
+ * skipped_phases and skipped_tasks say what is skipped; "skips" adds when,
+ * why and who.  A record whose name neither list holds is dropped, so
+ * editing a list by hand is enough to unskip.
+ */
+static int
+load_skips(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+{
+	/* In enum cb_skip_kind order. */
+	static const char *const lists[] = { "skipped_phases",
+	    "skipped_tasks" };
+	const cJSON *recs = member(j, "skips"), *list, *it;
+	size_t n = 0, k;
+
+	if (recs != NULL && !cJSON_IsNull(recs)) {
+		if (!cJSON_IsArray(recs))
+			return bad_field(err, errlen, "skips",
+			    "an array of objects");
+		cJSON_ArrayForEach(it, recs)
+			if (!cJSON_IsObject(it))
+				return bad_field(err, errlen, "skips",
+				    "an array of objects");
+	} else
+		recs = NULL;
+	for (k = 0; k < NELEM(lists); k++) {
+		list = member(j, lists[k]);
+		if (list == NULL || cJSON_IsNull(list))
+			continue;
+		if (!cJSON_IsArray(list))
+			return bad_field(err, errlen, lists[k],
 			    "an array of strings");
-		if ((s->skipped_phases[s->n_skipped] =
-		    strdup(it->valuestring)) == NULL) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
+		n += (size_t)cJSON_GetArraySize(list);
+	}
+	if (n == 0)
+		return 0;
+	if ((s->skips = calloc(n, sizeof(*s->skips))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (k = 0; k < NELEM(lists); k++) {
+		list = member(j, lists[k]);
+		if (list == NULL || cJSON_IsNull(list))
+			continue;
+		cJSON_ArrayForEach(it, list) {
+			if (!cJSON_IsString(it))
+				return bad_field(err, errlen, lists[k],
+				    "an array of strings");
+			if (add_skip(s, (enum cb_skip_kind)k, it->valuestring,
+			    recs != NULL ? skip_record(recs,
+			    (enum cb_skip_kind)k, it->valuestring) : NULL,
+			    err, errlen) == -1)
+				return -1;
 		}
-		s->n_skipped++;
 	}
 	return 0;
 }
@@ -231,6 +311,8 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    get_num(j, "cooldown", "cooldown", 0, 1e12, 0, &s->cooldown, err,
 	    errlen) == -1 ||
 	    get_int(j, "trials_left", "trials_left", &s->trials_left, err,
+	    errlen) == -1 ||
+	    get_str(j, "stuck_task", "stuck_task", &s->stuck_task, err,
 	    errlen) == -1)
 		return -1;
 
@@ -291,7 +373,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		}
 	}
 
-	if (load_skipped(member(j, "skipped_phases"), s, err, errlen) == -1)
+	if (load_skips(j, s, err, errlen) == -1)
 		return -1;
 	return load_history(member(j, "history"), s, err, errlen);
 }
