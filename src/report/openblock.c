@@ -66,9 +66,12 @@ put_num(FILE *f, double v)
 static void
 put_analysis(FILE *m, const struct stuck_analysis *a)
 {
-	fprintf(m, "ANALYSIS: the last %d failure%s (runs %ld-%ld)\n",
-	    a->failures, a->failures == 1 ? "" : "s", a->first_run,
-	    a->last_run);
+	if (a->failures == 1)
+		fprintf(m, "ANALYSIS: the last failure (run %ld)\n",
+		    a->last_run);
+	else
+		fprintf(m, "ANALYSIS: the last %d failures (runs %ld-%ld)\n",
+		    a->failures, a->first_run, a->last_run);
 	fprintf(m, "MOST_COMMON_ERROR: %dx %s\n", a->error_count, a->error);
 	if (a->file[0] != '\0')
 		fprintf(m, "MOST_NAMED_FILE: %s (in %d of %d)\n", a->file,

@@ -127,27 +127,20 @@ load_history(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* The record in recs (already checked to be an array of objects) for the
- * skip kind/name, or NULL. */
-static const cJSON *
-skip_record(const cJSON *recs, enum cb_skip_kind kind, const char *name)
+/* Whether list (an array already checked to hold strings) names name. */
+static int
+listed(const cJSON *list, const char *name)
 {
-	const cJSON *it, *k, *n;
+	const cJSON *it;
 
-	cJSON_ArrayForEach(it, recs) {
-		k = member(it, "kind");
-		n = member(it, "name");
-		if (cJSON_IsString(k) && cJSON_IsString(n) &&
-		    strcmp(k->valuestring, skip_kind_name(kind)) == 0 &&
-		    strcmp(n->valuestring, name) == 0)
-			return it;
-	}
-	return NULL;
+	cJSON_ArrayForEach(it, list)
+		if (strcmp(it->valuestring, name) == 0)
+			return 1;
+	return 0;
 }
 
-/* One name of skipped_phases or skipped_tasks, with when, why and who from
- * its record when there is one (an older file has none).  A name listed
- * twice is kept once. */
+/* One skip of kind, with when, why and who from its record rec when there
+ * is one (an older file has none).  A name given twice is kept once. */
 static int
 add_skip(struct cb_state *s, enum cb_skip_kind kind, const char *name,
     const cJSON *rec, char *err, size_t errlen)
@@ -179,18 +172,35 @@ add_skip(struct cb_state *s, enum cb_skip_kind kind, const char *name,
 
 /*
  * skipped_phases and skipped_tasks say what is skipped; "skips" adds when,
- * why and who.  A record whose name neither list holds is dropped, so
- * editing a list by hand is enough to unskip.
+ * why and who, in the order they were skipped.  A record whose name the
+ * list of its kind does not hold is dropped, so editing a list by hand is
+ * enough to unskip; a name no record describes (an older file) comes last.
  */
 static int
 load_skips(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 {
 	/* In enum cb_skip_kind order. */
-	static const char *const lists[] = { "skipped_phases",
+	static const char *const names[] = { "skipped_phases",
 	    "skipped_tasks" };
-	const cJSON *recs = member(j, "skips"), *list, *it;
-	size_t n = 0, k;
+	const cJSON *recs = member(j, "skips"), *list[2], *it, *k, *n;
+	enum cb_skip_kind kind;
+	size_t total = 0, i;
 
+	for (i = 0; i < NELEM(names); i++) {
+		list[i] = member(j, names[i]);
+		if (list[i] == NULL || cJSON_IsNull(list[i])) {
+			list[i] = NULL;
+			continue;
+		}
+		if (!cJSON_IsArray(list[i]))
+			return bad_field(err, errlen, names[i],
+			    "an array of strings");
+		cJSON_ArrayForEach(it, list[i])
+			if (!cJSON_IsString(it))
+				return bad_field(err, errlen, names[i],
+				    "an array of strings");
+		total += (size_t)cJSON_GetArraySize(list[i]);
+	}
 	if (recs != NULL && !cJSON_IsNull(recs)) {
 		if (!cJSON_IsArray(recs))
 			return bad_field(err, errlen, "skips",
@@ -201,36 +211,27 @@ load_skips(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 				    "an array of objects");
 	} else
 		recs = NULL;
-	for (k = 0; k < NELEM(lists); k++) {
-		list = member(j, lists[k]);
-		if (list == NULL || cJSON_IsNull(list))
-			continue;
-		if (!cJSON_IsArray(list))
-			return bad_field(err, errlen, lists[k],
-			    "an array of strings");
-		n += (size_t)cJSON_GetArraySize(list);
-	}
-	if (n == 0)
+	if (total == 0)
 		return 0;
-	if ((s->skips = calloc(n, sizeof(*s->skips))) == NULL) {
+	if ((s->skips = calloc(total, sizeof(*s->skips))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	for (k = 0; k < NELEM(lists); k++) {
-		list = member(j, lists[k]);
-		if (list == NULL || cJSON_IsNull(list))
+	cJSON_ArrayForEach(it, recs) {
+		k = member(it, "kind");
+		n = member(it, "name");
+		if (!cJSON_IsString(k) || !cJSON_IsString(n) ||
+		    skip_kind_from_name(k->valuestring, &kind) == -1 ||
+		    list[kind] == NULL || !listed(list[kind], n->valuestring))
 			continue;
-		cJSON_ArrayForEach(it, list) {
-			if (!cJSON_IsString(it))
-				return bad_field(err, errlen, lists[k],
-				    "an array of strings");
-			if (add_skip(s, (enum cb_skip_kind)k, it->valuestring,
-			    recs != NULL ? skip_record(recs,
-			    (enum cb_skip_kind)k, it->valuestring) : NULL,
-			    err, errlen) == -1)
-				return -1;
-		}
+		if (add_skip(s, kind, n->valuestring, it, err, errlen) == -1)
+			return -1;
 	}
+	for (i = 0; i < NELEM(names); i++)
+		cJSON_ArrayForEach(it, list[i])
+			if (add_skip(s, (enum cb_skip_kind)i, it->valuestring,
+			    NULL, err, errlen) == -1)
+				return -1;
 	return 0;
 }
 
