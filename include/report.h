@@ -115,9 +115,9 @@ struct stuck_analysis {
 	int error_count;	/* failures with the most common error */
 	char error[200];	/* "type: message" of it, cut short */
 	int file_count;		/* failures naming the file named most */
-	char file[160];		/* "" when none names a file */
+	char file[160];		/* "" when no file is named twice */
 	int task_count;		/* failures of the task that failed most */
-	char task[160];		/* "" when none names a task */
+	char task[160];		/* "" when no task failed twice */
 	int transient;		/* transient failures among them */
 	char hint[320];		/* one line of advice */
 };

@@ -7,7 +7,8 @@
  * or skip (older failures were dealt with).  Over it: the most common
  * error (events with the same error fingerprint; an older file without
  * fingerprints groups by type and message), the file most often named in
- * the messages, and the task that failed most.  A file is a word of path
+ * the messages, and the task that failed most, these two only when at
+ * least two failures share them (or there is one).  A file is a word of path
  * characters ending in ".EXT" that has a '/' in it, is followed by
  * ":LINE", or has a source-like extension; each message counts a file
  * once.  The hint picks one cause, most specific first: transient
@@ -269,11 +270,13 @@ stuck_analyse(const struct cb_state *s, struct stuck_analysis *a)
 		j = strlen(a->error);
 		cut(a->error + j, sizeof(a->error) - j, t->e->reason);
 	}
-	if ((t = top(files, nfile)) != NULL) {
+	/* A file or task stands out when two failures share it (or there
+	 * is only one failure); the first of many named once is noise. */
+	if ((t = top(files, nfile)) != NULL && (t->n >= 2 || n == 1)) {
 		a->file_count = t->n;
 		cut(a->file, sizeof(a->file), t->word);
 	}
-	if ((t = top(tasks, ntask)) != NULL) {
+	if ((t = top(tasks, ntask)) != NULL && (t->n >= 2 || n == 1)) {
 		a->task_count = t->n;
 		cut(a->task, sizeof(a->task), t->e->task);
 	}
