@@ -8,9 +8,9 @@
  * but total_opens, breaker_trip() opens it with a reason no cooldown
  * closes, breaker_skip() gives up a phase or a task (SPEC §9) and closes
  * the circuit for everything else, breaker_unskip() takes that back.  Each
- * appends what it did to the
- * bounded history and reports the transitions in a struct cb_result so the
- * caller can log and alert; none reads the clock, touches a file or prints.
+ * appends what it did to the bounded history and reports the transitions
+ * in a struct cb_result so the caller can log and alert; none reads the
+ * clock, touches a file or prints.
  *
  * A skip is kept as a record (what, when, why, who) in a list bounded by
  * CB_SKIPS_MAX; breaker_skipped() is the check before a run.  An error
@@ -540,7 +540,8 @@ breaker_skip(struct cb_state *s, const struct cb_limits *l,
 	why = str_fmt("skipped %s %s%s%s", skip_kind_name(kind), name,
 	    reason != NULL ? ": " : "", reason != NULL ? reason : "");
 	copy_utf8(res->why, sizeof(res->why), why != NULL ? why : "skipped");
-	close_by_operator(s, l, EV_SKIP, res->why, user, now, res);
+	close_by_operator(s, l, EV_SKIP, why != NULL ? why : res->why, user,
+	    now, res);
 	free(why);
 	s->outcome = OUT_SKIP;
 	return 0;

@@ -11,10 +11,11 @@
  * to the --log file as an "open" object.
  *
  * The block is printed even in quiet mode (silent mode keeps it to the
- * log) and, like every message, goes to stderr in one write.  The suggestion is chosen from the outcome and
- * the open reason: an environment problem (abort, or a fatal error) first,
- * since a new approach will not fix it; then the GREEN phase; then a
- * failure that keeps repeating; else a general review.
+ * log) and, like every message, goes to stderr in one write.  The
+ * suggestion is chosen from the outcome and the open reason: an
+ * environment problem (abort, or a fatal error) first, since a new
+ * approach will not fix it; then the GREEN phase; then a failure that
+ * keeps repeating; else a general review.
  */
 #include <stdio.h>
 #include <stdlib.h>
