@@ -69,6 +69,13 @@ like "$(cat block)" 'MOST_NAMED_FILE: src/only.rs \(in 2 of 2\)' "... and their 
 size=$(wc -c < long.json)
 ok "$([ "$size" -lt 400000 ]; echo $?)" "the state file stays bounded ($size bytes for 150 failures)"
 
+# -qq keeps the OPEN block off stderr (the log still has it).
+"$CBEXEC" -qq --no-prompt --progress exit --state qq.json -n 3 --no-progress-threshold 2 \
+    --log qq.log -- sh -c 'exit 1' 2>qq.err
+is "$?" 120 "-qq: 120"
+is "$(cat qq.err)" "" "-qq: nothing on stderr"
+like "$(cat qq.log)" '"event":"open"' "-qq: the OPEN block is in the log"
+
 # --log: the analysis as an object.
 cb --state lg.json -n 3 --log lg.log --no-progress-threshold 2 -- sh -c 'echo "a.py:1: SyntaxError" >&2; exit 1' 2>/dev/null
 line=$(grep '"event":"open"' lg.log)
