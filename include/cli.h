@@ -75,7 +75,7 @@ struct options {
 	/* COMMAND [ARG...] */
 	char **argv;
 	/* origin of each option, by option id (see cli.c) */
-	unsigned char origin[64];
+	unsigned char origin[128];
 };
 
 /* Defaults of SPEC §1. */

@@ -31,6 +31,10 @@ enum opt_id {
 	O_KEEP_ORPHANS, O_EXIT_CODES, O_SKIP, O_UNSKIP, O_RECORD, O_EXIT,
 	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_COUNT
 };
+/* o->origin has a slot per option; a table that outgrows it fails to
+ * compile rather than writing past it. */
+_Static_assert(O_COUNT <= sizeof(((struct options *)0)->origin),
+    "struct options: origin[] is smaller than the option table");
 
 /* Which options a config file may not set: they pick the circuit or the
  * config itself, or they are commands rather than settings, or the facts
