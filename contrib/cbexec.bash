@@ -7,9 +7,10 @@
 # Completes cbexec's own options, phase names after --phase, signal names
 # after --signal, progress sources after --progress, circuit names (the
 # *.json files of the state directory) after --name and as the CIRCUIT of
-# --status, --reset-circuit, --history and --trip, a file after
-# --allow-config, files and directories where an option wants them, and after `--` or the first non-option word
-# the command and its arguments as usual.
+# --status, --reset-circuit, --history, --trip, --skip, --unskip and
+# --record, phase names after --unskip, a file after --allow-config, files
+# and directories where an option wants them, and after `--` or the first
+# non-option word the command and its arguments as usual.
 
 _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--reset-circuit --history --trip --json --last --reason --help
@@ -20,7 +21,8 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--same-error-threshold --half-open-after --max-consecutive-errors
 	--max-retries --cooldown --half-open-trials --history-size --progress
 	--progress-cmd --watch --exclude --capture-bytes --no-capture-stdout
-	--keep-orphans --exit-codes --allow-config'
+	--keep-orphans --exit-codes --skip --unskip --record --exit --message
+	--stderr-file --stdout-file --allow-config'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -29,7 +31,8 @@ _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--ignore-exit-codes --no-progress-threshold --same-error-threshold
 	--half-open-after --max-consecutive-errors --max-retries --cooldown
 	--half-open-trials --history-size --progress --progress-cmd --watch
-	--exclude --capture-bytes --exit-codes'
+	--exclude --capture-bytes --exit-codes --unskip --exit --message
+	--stderr-file --stdout-file'
 # Short options that take a value.
 _cbexec_arg_shorts='sNCptkTnc'
 
@@ -37,7 +40,7 @@ _cbexec_phases='RED GREEN REFACTOR DOCUMENT'
 _cbexec_signals='TERM INT HUP QUIT KILL USR1 USR2 ALRM ABRT PIPE CONT STOP
 	TSTP TTIN TTOU WINCH XCPU XFSZ VTALRM PROF IO PWR SYS SEGV BUS FPE ILL
 	TRAP URG CHLD 0'
-_cbexec_sources='git files status cmd exit auto'
+_cbexec_sources='git files status cmd exit auto yes no'
 
 # The circuit names: NAME for every NAME.json in the state directory.
 _cbexec_circuits()
@@ -85,7 +88,7 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		opt=-$opt
 	fi
 	case $opt in
-	-p|--phase)
+	-p|--phase|--unskip)
 		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_phases" -- "${cur^^}")
 		;;
 	--signal)
@@ -103,7 +106,7 @@ _cbexec_value()	# _cbexec_value OPT CUR
 	-N|--name)
 		mapfile -t COMPREPLY < <(compgen -W "$(_cbexec_circuits)" -- "$cur")
 		;;
-	-s|--state|-c|--config|--log|--metrics)
+	-s|--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file)
 		_cbexec_files -f "$cur"
 		;;
 	-C|--chdir|--watch)
@@ -143,8 +146,12 @@ _cbexec()
 		=)
 			skip=1
 			;;
-		--status|--reset-circuit|--history|--trip)
+		--status|--reset-circuit|--history|--trip|--skip|--record)
 			op=1
+			;;
+		--unskip)
+			op=1
+			skip=1
 			;;
 		--allow-config)
 			op=2

@@ -61,7 +61,29 @@ struct cb_event {
 	int exit_code;		/* run events: exit status or 128+sig; else -1 */
 	char cls[16];		/* error events: class name; else "" */
 	char type[64];		/* error events: type; else "" */
+	char *task;		/* error events: the run's task, cut to
+				 * CB_EVENT_TASK_MAX bytes; else NULL */
+	char hash[65];		/* error events: the error fingerprint; else
+				 * "" (also in older files) */
 };
+
+/* What a skip gives up (SPEC §9). */
+enum cb_skip_kind { SKIP_PHASE, SKIP_TASK };
+
+/* One skip: a phase or a task no run is started for, until an operator
+ * unskips it or resets the circuit. */
+struct cb_skip {
+	enum cb_skip_kind kind;
+	char *name;		/* the phase (canonical spelling) or task */
+	double at;		/* epoch seconds; < 0: not known (older file) */
+	char *reason;		/* why, may be NULL */
+	char *user;		/* who, may be NULL */
+};
+
+/* At most this many skips are kept, so the state file stays bounded. */
+#define CB_SKIPS_MAX 100
+/* An error event keeps at most this many bytes of its task. */
+#define CB_EVENT_TASK_MAX 256
 
 struct cb_state {
 	int version;			/* 1 */
@@ -90,8 +112,9 @@ struct cb_state {
 	char *open_reason;
 	enum cb_outcome outcome;
 	char *guidance;
-	char **skipped_phases;
-	size_t n_skipped;
+	struct cb_skip *skips;		/* skipped_phases and skipped_tasks, with
+					 * when, why and who; oldest first */
+	size_t n_skips;
 	double updated_at;		/* epoch seconds; < 0 means null */
 	/* cbexec's own additions */
 	double cooldown;		/* current cooldown after doublings; 0 = the
@@ -99,6 +122,9 @@ struct cb_state {
 	int trials_left;		/* > 0: HALF_OPEN on cooldown trial runs */
 	int tripped;			/* opened by --trip: no cooldown closes it */
 	long errors_total[CB_CLASS_COUNT];	/* lifetime runs per class */
+	char *stuck_task;		/* OPEN as STUCK on this task (it failed
+					 * max-retries times in a row): what
+					 * Skip gives up; else NULL */
 	struct cb_event *history;	/* oldest first */
 	size_t n_history;
 };
@@ -137,6 +163,8 @@ struct cb_result {
 	int n;
 	enum cb_outcome outcome;	/* OPEN or STUCK when this call tripped the
 					 * circuit, ABORT for a fatal error, else OK */
+	char why[256];			/* a skip or unskip: what it did, in the
+					 * words of its history event */
 };
 
 const char *circuit_name(enum cb_circuit c);	/* "CLOSED", ... */
@@ -147,6 +175,8 @@ const char *event_kind_name(enum cb_event_kind k);	/* "state_change", ... */
 int event_kind_from_name(const char *s, enum cb_event_kind *k);
 const char *class_name(enum cb_class c);	/* "success", ... */
 int class_from_name(const char *s, enum cb_class *c);	/* 0 / -1 */
+const char *skip_kind_name(enum cb_skip_kind k);	/* "phase", "task" */
+int skip_kind_from_name(const char *s, enum cb_skip_kind *k);
 
 /* The built-in limits (3, 5, 2, 5, 3, 1, 0, 100). */
 void breaker_default_limits(struct cb_limits *l);
@@ -181,9 +211,32 @@ void breaker_reset(struct cb_state *s, const struct cb_limits *l,
 void breaker_trip(struct cb_state *s, const struct cb_limits *l,
     const char *reason, const char *user, double now, struct cb_result *res);
 
-/* Operator chose Skip in the menu: phase recorded, a skip event. */
-void breaker_skip(struct cb_state *s, const struct cb_limits *l,
-    const char *phase, const char *user, double now);
+/*
+ * Skip (SPEC §9), from the menu or the operator: name (a phase or a task)
+ * is recorded as skipped with when, why and who (the same skip again only
+ * renews them), and the circuit is CLOSED for everything else, its
+ * counters cleared as by a reset.  A skip event goes into the history, a
+ * transition into res when the circuit was not CLOSED.  Returns 0, or -1
+ * (nothing changed) when CB_SKIPS_MAX skips are kept already or memory ran
+ * out.
+ */
+int breaker_skip(struct cb_state *s, const struct cb_limits *l,
+    enum cb_skip_kind kind, const char *name, const char *reason,
+    const char *user, double now, struct cb_result *res);
+
+/*
+ * Unskip: forget the skips named name, a phase (case-insensitively) or a
+ * task (exactly); name NULL forgets them all.  Returns how many went; when
+ * any did, a skip event (and res->why) says which.  The circuit's state is
+ * left alone: res holds no transition.
+ */
+int breaker_unskip(struct cb_state *s, const struct cb_limits *l,
+    const char *name, const char *user, double now, struct cb_result *res);
+
+/* The skip that covers a run of phase or of task (either may be NULL), or
+ * NULL when none does. */
+const struct cb_skip *breaker_skipped(const struct cb_state *s,
+    const char *phase, const char *task);
 
 /* A copy of s's counters with no pointer into s (for hooks that report
  * the counters as they were before a reset or a run). */

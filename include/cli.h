@@ -13,7 +13,8 @@
 #include "judge.h"
 
 enum mode { MODE_RUN, MODE_STATUS, MODE_RESET, MODE_HISTORY, MODE_TRIP,
-	MODE_HELP, MODE_VERSION, MODE_ALLOW_CONFIG };
+	MODE_HELP, MODE_VERSION, MODE_SKIP, MODE_UNSKIP, MODE_RECORD,
+	MODE_ALLOW_CONFIG };
 
 /* Where a value came from; a later source only fills what is unset. */
 enum origin { FROM_DEFAULT, FROM_PHASE, FROM_CONFIG, FROM_ENV, FROM_CLI };
@@ -65,12 +66,19 @@ struct options {
 	size_t n_phases;
 	struct rule *rules;
 	size_t n_rules;
+	/* --skip, --unskip and --record (SPEC §9) */
+	char *unskip;			/* --unskip NAME */
+	int exit_code;			/* --record --exit N; -1: not given (0) */
+	char *message;			/* --message TEXT: the run's stderr */
+	char *stderr_file, *stdout_file;	/* their tails, read for it */
+	int record_progress;		/* --progress yes / no: 1 / 0; -1 judge
+					 * it as a run would */
 	/* COMMAND [ARG...] */
 	char **argv;
 	/* --allow-config [FILE]: the file to approve */
 	char *allow_path;
 	/* origin of each option, by option id (see cli.c) */
-	unsigned char origin[64];
+	unsigned char origin[128];
 };
 
 /* Defaults of SPEC §1. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The core every subsystem builds on: the two clocks, ISO-8601 time,
- * durations as SPEC §1 writes them, SHA-256, UTF-8 checking, and the
- * bounded byte ring.  Nothing here knows of circuits or commands.
+ * durations as SPEC §1 writes them, SHA-256, UTF-8 checking, the
+ * bounded byte ring and shell quoting.  Nothing here knows of circuits or
+ * commands.
  */
 #ifndef CBEXEC_CORE_H
 #define CBEXEC_CORE_H
@@ -89,6 +90,9 @@ char *ring_dup(const struct ring *r, size_t *len);
 void ring_clear(struct ring *r);
 void ring_free(struct ring *r);
 
+/* s quoted for a POSIX shell (quote.c): as it is when every byte is safe,
+ * else in single quotes.  malloc'd; NULL on ENOMEM. */
+char *shell_quote(const char *s);
 /*
  * Files cbexec opens (file.c).  file_open: open(2) with O_CLOEXEC and
  * O_NONBLOCK, without following a final symbolic link unless follow,

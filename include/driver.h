@@ -46,10 +46,17 @@ int config_implicit(struct options *o, char *err, size_t len);
 /* --allow-config [FILE]: approve FILE's present content; exit status. */
 int config_allow(const struct options *o);
 
-/* --status, --history, --reset-circuit, --trip. */
+/* --status, --history, --reset-circuit, --trip, --skip, --unskip. */
 int ops_status(const struct options *o, const struct circuit *c);
 int ops_history(const struct options *o, const struct circuit *c);
 int ops_reset(const struct options *o, const struct circuit *c);
 int ops_trip(const struct options *o, const struct circuit *c);
+int ops_skip(const struct options *o, const struct circuit *c);
+int ops_unskip(const struct options *o, const struct circuit *c);
+
+/* --record: apply one run's result given on the command line, as a run
+ * with that result would have been; returns the exit status such a run
+ * would give (not remapped). */
+int driver_record(struct options *o, const struct circuit *c);
 
 #endif

@@ -17,7 +17,9 @@ struct reporter {
 	const char *label;	/* circuit name, else the state file path */
 	const char *name;	/* --name or NULL (CBEXEC_NAME for hooks) */
 	const char *state_path;
-	int verbosity;		/* < 0 quiet: only errors and the OPEN block */
+	int verbosity;		/* < 0 quiet: only errors and the OPEN block;
+				 * <= -2 silent: nothing on stderr (the log
+				 * still gets everything) */
 	int color;		/* stderr is a terminal and NO_COLOR unset */
 	int log_fd;		/* --log, O_APPEND, or -1 */
 	const char *metrics_path;	/* --metrics or NULL */
@@ -83,6 +85,48 @@ void report_status(FILE *f, const struct cb_state *s, const char *label,
  * On a terminal (tty) a one-line timeline of recent runs comes first. */
 void report_history(FILE *f, const struct cb_state *s, long last, int json,
     int tty);
+
+/*
+ * An operator's skip or unskip (SPEC §9): an event line and a --log
+ * object with res->why, the transition when the skip closed the circuit,
+ * and the hook, which runs even without one (FROM and TO then both the
+ * state the circuit stays in, CBEXEC_REASON what was skipped).
+ */
+void report_skip(struct reporter *r, const char *event,
+    const struct cb_result *res, const struct cb_state *before,
+    enum cb_circuit state, long iteration);
+
+/* A run (or with recorded, a --record) for a skipped phase or task is not
+ * started: the one line that says so, with when, why and unskip_hint (may
+ * be NULL), and a "skipped" object in the log.  Silent only when
+ * r->verbosity <= -2. */
+void report_skipped(struct reporter *r, const struct cb_skip *k,
+    const char *unskip_hint, int recorded);
+
+/*
+ * The stuck analysis of the OPEN block (stuck.c, seed 004's Pattern 3): the
+ * last STUCK_WINDOW failures in the history since the last reset or skip,
+ * and what they have in common.  Pure; bounded whatever the history holds.
+ */
+#define STUCK_WINDOW 10
+
+struct stuck_analysis {
+	int failures;		/* error events looked at */
+	long first_run, last_run;
+	int errors, tasks;	/* distinct errors, distinct tasks */
+	int error_count;	/* failures with the most common error */
+	char error[200];	/* "type: message" of it, cut short */
+	int file_count;		/* failures naming the file named most */
+	char file[160];		/* "" when no file is named twice */
+	int task_count;		/* failures of the task that failed most */
+	char task[160];		/* "" when no task failed twice */
+	int transient;		/* transient failures among them */
+	char hint[320];		/* one line of advice */
+};
+
+/* Analyse s's history into *a: 1, or 0 when it holds no failure to
+ * analyse. */
+int stuck_analyse(const struct cb_state *s, struct stuck_analysis *a);
 
 /* A warning line "cbexec[LABEL]: warning: ..." unless quiet. */
 void report_warn(struct reporter *r, const char *fmt, ...)

@@ -27,6 +27,11 @@ usage(FILE *f)
 "       cbexec --reset-circuit [--reason TEXT] [CIRCUIT]\n"
 "       cbexec --history [--json] [--last N] [CIRCUIT]\n"
 "       cbexec --trip [--reason TEXT] [CIRCUIT]   open it by hand\n"
+"       cbexec --skip [--phase P | --task T] [--reason TEXT] [CIRCUIT]\n"
+"       cbexec --unskip P|T [CIRCUIT]\n"
+"       cbexec --record [--exit N] [--message TEXT | --stderr-file F]\n"
+"              [--stdout-file F] [--progress yes|no|auto] [--task T]\n"
+"              [--phase P] [CIRCUIT]            apply a run's result\n"
 "       cbexec --allow-config [FILE]              approve a work tree's config\n"
 "       cbexec --help | --version\n"
 "\n"
@@ -55,7 +60,7 @@ usage(FILE *f)
 "                            then .cbexec/config.json if approved with\n"
 "                            --allow-config: the command can write it)\n"
 "      --no-prompt           never show the menu when the circuit opens\n"
-"  -q, --quiet / -v, --verbose\n"
+"  -q, --quiet / -v, --verbose  (-qq: nothing on stderr but errors)\n"
 "      --log FILE            append JSON Lines events\n"
 "      --metrics FILE        rewrite a Prometheus textfile after each run\n"
 "      --wait-lock[=D]       wait for the lock instead of exiting BUSY\n"
@@ -86,9 +91,21 @@ usage(FILE *f)
 "      --reason TEXT\n"
 "      --allow-config [FILE] approve FILE's content (.cbexec/config.json) as\n"
 "                            the work tree's config; a changed one is refused\n"
+"      --skip                give up --phase P or --task T (default: the task\n"
+"                            the circuit is stuck on, else its phase): runs\n"
+"                            for it exit 0 unstarted; the circuit CLOSES\n"
+"      --unskip P|T          run that phase or task again (a reset does too)\n"
+"\n"
+"Recording a run a loop script made itself (prints nothing; -v to speak):\n"
+"      --record              apply one run's result as a run would\n"
+"      --exit N              its exit status (0)\n"
+"      --message TEXT        its stderr (or --stderr-file F: the file's tail)\n"
+"      --stdout-file F       its stdout: the tail, and the status block\n"
+"      --progress yes|no|auto  whether it made progress (auto: judge it)\n"
 "\n"
 "Exit status:\n"
-"  0        the last run succeeded or reported completion; --status: not OPEN\n"
+"  0        the last run succeeded or reported completion, the phase or task\n"
+"           was skipped (not run), or Skip was chosen; --status: not OPEN\n"
 "  1-119    the command's own exit status\n"
 "  120      OPEN: the circuit is open (refused, or opened now)\n"
 "  121      STUCK: the same error or the same task failed repeatedly\n"
@@ -219,6 +236,15 @@ main(int argc, char **argv)
 		break;
 	case MODE_TRIP:
 		rc = ops_trip(&o, &c);
+		break;
+	case MODE_SKIP:
+		rc = ops_skip(&o, &c);
+		break;
+	case MODE_UNSKIP:
+		rc = ops_unskip(&o, &c);
+		break;
+	case MODE_RECORD:
+		rc = driver_record(&o, &c);
 		break;
 	default:
 		rc = driver_run(&o, &c);

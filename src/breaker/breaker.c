@@ -6,9 +6,16 @@
  * the trial half of rule 5 (after a run); the operator's acts, rule 6,
  * come last: breaker_reset() closes the circuit and clears every counter
  * but total_opens, breaker_trip() opens it with a reason no cooldown
- * closes, breaker_skip() records the phase given up.  Each appends what it did to the
- * bounded history and reports the transitions in a struct cb_result so the
- * caller can log and alert; none reads the clock, touches a file or prints.
+ * closes, breaker_skip() gives up a phase or a task (SPEC §9) and closes
+ * the circuit for everything else, breaker_unskip() takes that back.  Each
+ * appends what it did to the bounded history and reports the transitions
+ * in a struct cb_result so the caller can log and alert; none reads the
+ * clock, touches a file or prints.
+ *
+ * A skip is kept as a record (what, when, why, who) in a list bounded by
+ * CB_SKIPS_MAX; breaker_skipped() is the check before a run.  An error
+ * event keeps the run's task (cut short) and error fingerprint, so the
+ * OPEN block can analyse the last failures from the history alone.
  *
  * breaker_record() first moves the counters (rules 1 and 2) and logs the
  * run, then decides at most one path: a fatal run opens the circuit at once;
@@ -24,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cJSON.h>
 
@@ -164,6 +172,9 @@ move_to(struct cb_state *s, const struct cb_limits *l,
 	e.to = (int)to;
 	breaker_add_event(s, l->history_size, &e);
 	s->state = to;
+	/* A circuit that is no longer OPEN is stuck on nothing. */
+	if (to != CB_OPEN)
+		breaker_set_str(&s->stuck_task, NULL);
 }
 
 static void
@@ -174,6 +185,7 @@ open_circuit(struct cb_state *s, const struct cb_limits *l,
 	s->opened_at = now;
 	breaker_set_str(&s->open_reason, reason);
 	inc_long(&s->total_opens);
+	breaker_set_str(&s->stuck_task, NULL);
 	s->trials_left = 0;
 }
 
@@ -247,6 +259,7 @@ static void
 log_run(struct cb_state *s, const struct cb_limits *l,
     const struct cb_run *run, double now)
 {
+	char task[CB_EVENT_TASK_MAX + 1];
 	struct cb_event e;
 
 	if (run->cls != CB_CLASS_SUCCESS) {
@@ -255,6 +268,14 @@ log_run(struct cb_state *s, const struct cb_limits *l,
 		    (unsigned)run->cls < CB_CLASS_COUNT ?
 		    class_name(run->cls) : "");
 		copy_utf8(e.type, sizeof(e.type), run->type);
+		/* What the stuck analysis reads: a task cut short keeps
+		 * every event, and so the state file, bounded. */
+		if (run->task != NULL && *run->task != '\0') {
+			copy_utf8(task, sizeof(task), run->task);
+			e.task = task;
+		}
+		if (run->hash != NULL)
+			copy_utf8(e.hash, sizeof(e.hash), run->hash);
 	} else {
 		event_init(&e, s, EV_PROGRESS, now,
 		    run->progress ? "progress" : "no progress", NULL);
@@ -324,6 +345,11 @@ check_trip(struct cb_state *s, const struct cb_limits *l, double now,
 	open_circuit(s, l, res, why, now);
 	res->outcome = out;
 	free(why);
+	/* The task rule holds, whichever reason won: Skip gives this task
+	 * up rather than the phase. */
+	if (out == OUT_STUCK && s->last_failed_task != NULL &&
+	    reached(s->same_task_failures, l->max_retries))
+		breaker_set_str(&s->stuck_task, s->last_failed_task);
 }
 
 int
@@ -439,17 +465,16 @@ record(struct cb_state *s, const struct cb_limits *l,
 	check_trip(s, l, now, res);
 }
 
-void
-breaker_reset(struct cb_state *s, const struct cb_limits *l,
-    const char *reason, const char *user, double now, struct cb_result *res)
+/* Rule 6's closing, shared by a reset and a skip: an operator event
+ * (with the transition, when there is one) and the counters cleared. */
+static void
+close_by_operator(struct cb_state *s, const struct cb_limits *l,
+    enum cb_event_kind kind, const char *reason, const char *user, double now,
+    struct cb_result *res)
 {
 	struct cb_event e;
 
-	if (reason == NULL || *reason == '\0')
-		reason = "reset by operator";
-	res->n = 0;
-	res->outcome = OUT_OK;
-	event_init(&e, s, EV_RESET, now, reason, user);
+	event_init(&e, s, kind, now, reason, user);
 	if (s->state != CB_CLOSED) {
 		add_transition(res, s->state, CB_CLOSED, reason);
 		e.from = (int)s->state;
@@ -464,6 +489,7 @@ breaker_reset(struct cb_state *s, const struct cb_limits *l,
 	s->same_task_failures = 0;
 	breaker_set_str(&s->last_failed_task, NULL);
 	breaker_set_str(&s->last_error_hash, NULL);
+	breaker_set_str(&s->stuck_task, NULL);
 	s->opened_at = -1;
 	breaker_set_str(&s->open_reason, NULL);
 	s->tripped = 0;
@@ -471,6 +497,17 @@ breaker_reset(struct cb_state *s, const struct cb_limits *l,
 	s->cooldown = 0;
 	s->outcome = OUT_OK;
 	s->updated_at = now;
+}
+
+void
+breaker_reset(struct cb_state *s, const struct cb_limits *l,
+    const char *reason, const char *user, double now, struct cb_result *res)
+{
+	if (reason == NULL || *reason == '\0')
+		reason = "reset by operator";
+	res->n = 0;
+	res->outcome = OUT_OK;
+	close_by_operator(s, l, EV_RESET, reason, user, now, res);
 }
 
 void
@@ -490,6 +527,7 @@ breaker_trip(struct cb_state *s, const struct cb_limits *l,
 		move_to(s, l, res, CB_OPEN, r, user, now);
 		s->opened_at = now;
 		inc_long(&s->total_opens);
+		breaker_set_str(&s->stuck_task, NULL);
 	} else {
 		/* Already open: no new opening, but the operator's act and
 		 * reason still belong in the history. */
@@ -504,29 +542,122 @@ breaker_trip(struct cb_state *s, const struct cb_limits *l,
 	free(why);
 }
 
-void
-breaker_skip(struct cb_state *s, const struct cb_limits *l,
-    const char *phase, const char *user, double now)
+/* Phases are named case-insensitively (--phase green is GREEN), tasks
+ * exactly as reported. */
+static int
+same_name(enum cb_skip_kind kind, const char *a, const char *b)
 {
-	struct cb_event e;
-	char **p, *why;
+	return kind == SKIP_PHASE ? strcasecmp(a, b) == 0 : strcmp(a, b) == 0;
+}
+
+int
+breaker_skip(struct cb_state *s, const struct cb_limits *l,
+    enum cb_skip_kind kind, const char *name, const char *reason,
+    const char *user, double now, struct cb_result *res)
+{
+	struct cb_skip *k = NULL, *p;
+	char *why;
 	size_t i;
 
-	for (i = 0; phase != NULL && i < s->n_skipped; i++)
-		if (strcmp(s->skipped_phases[i], phase) == 0)
-			break;
-	if (phase != NULL && i == s->n_skipped) {
-		p = realloc(s->skipped_phases, (s->n_skipped + 1) * sizeof(*p));
-		if (p != NULL) {
-			s->skipped_phases = p;
-			if ((p[s->n_skipped] = strdup(phase)) != NULL)
-				s->n_skipped++;
-		}
+	res->n = 0;
+	res->outcome = OUT_SKIP;
+	res->why[0] = '\0';
+	if (name == NULL || *name == '\0')
+		return -1;
+	if (reason != NULL && *reason == '\0')
+		reason = NULL;
+	for (i = 0; i < s->n_skips && k == NULL; i++)
+		if (s->skips[i].kind == kind &&
+		    same_name(kind, s->skips[i].name, name))
+			k = &s->skips[i];
+	if (k == NULL) {
+		if (s->n_skips >= CB_SKIPS_MAX ||
+		    (p = realloc(s->skips, (s->n_skips + 1) *
+		    sizeof(*p))) == NULL)
+			return -1;
+		s->skips = p;
+		k = &p[s->n_skips];
+		memset(k, 0, sizeof(*k));
+		if ((k->name = strdup(name)) == NULL)
+			return -1;
+		k->kind = kind;
+		s->n_skips++;
 	}
-	why = phase != NULL ? str_fmt("skipped phase %s", phase) : NULL;
-	event_init(&e, s, EV_SKIP, now, why != NULL ? why : "skipped phase",
-	    user);
-	breaker_add_event(s, l->history_size, &e);
+	k->at = now;
+	breaker_set_str(&k->reason, reason);
+	breaker_set_str(&k->user, user);
+
+	why = str_fmt("skipped %s %s%s%s", skip_kind_name(kind), name,
+	    reason != NULL ? ": " : "", reason != NULL ? reason : "");
+	copy_utf8(res->why, sizeof(res->why), why != NULL ? why : "skipped");
+	close_by_operator(s, l, EV_SKIP, why != NULL ? why : res->why, user,
+	    now, res);
 	free(why);
+	s->outcome = OUT_SKIP;
+	return 0;
+}
+
+/* Append "phase GREEN" to buf (of size n, holding a string) while it
+ * fits; a name too long for the rest is cut, and then nothing more. */
+static void
+append_skip(char *buf, size_t n, const struct cb_skip *k)
+{
+	size_t len = strlen(buf);
+
+	if (len + 1 >= n)
+		return;
+	snprintf(buf + len, n - len, "%s%s ", len > 0 ? ", " : "",
+	    skip_kind_name(k->kind));
+	len = strlen(buf);
+	copy_utf8(buf + len, n - len, k->name);
+}
+
+int
+breaker_unskip(struct cb_state *s, const struct cb_limits *l,
+    const char *name, const char *user, double now, struct cb_result *res)
+{
+	struct cb_event e;
+	char what[200] = "";
+	size_t i, kept = 0;
+	int gone = 0;
+
+	res->n = 0;
+	res->outcome = OUT_OK;
+	res->why[0] = '\0';
+	for (i = 0; i < s->n_skips; i++) {
+		struct cb_skip *k = &s->skips[i];
+
+		if (name == NULL || same_name(k->kind, k->name, name)) {
+			append_skip(what, sizeof(what), k);
+			free(k->name);
+			free(k->reason);
+			free(k->user);
+			gone++;
+		} else
+			s->skips[kept++] = *k;
+	}
+	s->n_skips = kept;
+	if (gone == 0)
+		return 0;
+	snprintf(res->why, sizeof(res->why), "unskipped %s", what);
+	event_init(&e, s, EV_SKIP, now, res->why, user);
+	breaker_add_event(s, l->history_size, &e);
 	s->updated_at = now;
+	return gone;
+}
+
+const struct cb_skip *
+breaker_skipped(const struct cb_state *s, const char *phase,
+    const char *task)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_skips; i++) {
+		const struct cb_skip *k = &s->skips[i];
+		const char *want = k->kind == SKIP_PHASE ? phase : task;
+
+		if (want != NULL && same_name(k->kind, k->name, want))
+			return k;
+	}
+	return NULL;
 }

@@ -23,6 +23,7 @@ static const char *const event_names[] = {
 static const char *const class_names[] = {
 	"success", "recoverable", "transient", "timeout", "fatal"
 };
+static const char *const skip_kind_names[] = { "phase", "task" };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 static int
@@ -104,6 +105,23 @@ event_kind_from_name(const char *s, enum cb_event_kind *k)
 	return 0;
 }
 
+const char *
+skip_kind_name(enum cb_skip_kind k)
+{
+	return (unsigned)k < NELEM(skip_kind_names) ? skip_kind_names[k] : "?";
+}
+
+int
+skip_kind_from_name(const char *s, enum cb_skip_kind *k)
+{
+	int i = lookup(skip_kind_names, NELEM(skip_kind_names), s);
+
+	if (i < 0)
+		return -1;
+	*k = (enum cb_skip_kind)i;
+	return 0;
+}
+
 void
 breaker_default_limits(struct cb_limits *l)
 {
@@ -136,6 +154,7 @@ event_free(struct cb_event *e)
 {
 	free(e->reason);
 	free(e->user);
+	free(e->task);
 }
 
 void
@@ -152,9 +171,13 @@ breaker_free(struct cb_state *s)
 	free(s->last_error.message);
 	free(s->open_reason);
 	free(s->guidance);
-	for (i = 0; i < s->n_skipped; i++)
-		free(s->skipped_phases[i]);
-	free(s->skipped_phases);
+	free(s->stuck_task);
+	for (i = 0; i < s->n_skips; i++) {
+		free(s->skips[i].name);
+		free(s->skips[i].reason);
+		free(s->skips[i].user);
+	}
+	free(s->skips);
 	for (i = 0; i < s->n_history; i++)
 		event_free(&s->history[i]);
 	free(s->history);
@@ -176,6 +199,7 @@ breaker_add_event(struct cb_state *s, int max, const struct cb_event *e)
 		return;
 	copy.reason = dup_or_null(e->reason);
 	copy.user = dup_or_null(e->user);
+	copy.task = dup_or_null(e->task);
 	/* Drop the oldest first, so the array never grows past max; all at
 	 * once, as a loaded file may hold far more than max. */
 	if (s->n_history >= (size_t)max) {
@@ -207,8 +231,9 @@ breaker_snapshot(const struct cb_state *s, struct cb_state *b)
 	b->last_error_hash = b->open_reason = b->guidance = NULL;
 	b->last_error.message = NULL;
 	b->last_progress_metric = NULL;
-	b->skipped_phases = NULL;
-	b->n_skipped = 0;
+	b->stuck_task = NULL;
+	b->skips = NULL;
+	b->n_skips = 0;
 	b->history = NULL;
 	b->n_history = 0;
 }

@@ -28,13 +28,19 @@ enum opt_id {
 	O_HALF_OPEN_AFTER, O_MAX_CONSEC, O_MAX_RETRIES, O_COOLDOWN,
 	O_HALF_OPEN_TRIALS, O_HISTORY_SIZE, O_PROGRESS, O_PROGRESS_CMD,
 	O_WATCH, O_EXCLUDE, O_CAPTURE_BYTES, O_NO_CAPTURE_STDOUT,
-	O_KEEP_ORPHANS, O_EXIT_CODES, O_ALLOW_CONFIG, O_COUNT
+	O_KEEP_ORPHANS, O_EXIT_CODES, O_SKIP, O_UNSKIP, O_RECORD, O_EXIT,
+	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_ALLOW_CONFIG, O_COUNT
 };
+/* o->origin has a slot per option; a table that outgrows it fails to
+ * compile rather than writing past it. */
+_Static_assert(O_COUNT <= sizeof(((struct options *)0)->origin),
+    "struct options: origin[] is smaller than the option table");
 
 /* Which options a config file may not set: they pick the circuit or the
- * config itself, or they are commands rather than settings. */
-#define NOT_IN_CONFIG(id) ((id) <= O_VERSION || (id) == O_CONFIG || \
-	(id) == O_ALLOW_CONFIG)
+ * config itself, or they are commands rather than settings, or the facts
+ * of one recorded run. */
+#define NOT_IN_CONFIG(id) ((id) <= O_VERSION || (id) == O_CONFIG ||	\
+	((id) >= O_SKIP && (id) <= O_STDOUT_FILE) || (id) == O_ALLOW_CONFIG)
 
 struct opt {
 	const char *name;
@@ -94,6 +100,13 @@ static const struct opt opts[] = {
 	{ "no-capture-stdout", no_argument, 0, O_NO_CAPTURE_STDOUT },
 	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS },
 	{ "exit-codes", required_argument, 0, O_EXIT_CODES },
+	{ "skip", no_argument, 0, O_SKIP },
+	{ "unskip", required_argument, 0, O_UNSKIP },
+	{ "record", no_argument, 0, O_RECORD },
+	{ "exit", required_argument, 0, O_EXIT },
+	{ "message", required_argument, 0, O_MESSAGE },
+	{ "stderr-file", required_argument, 0, O_STDERR_FILE },
+	{ "stdout-file", required_argument, 0, O_STDOUT_FILE },
 	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG },
 };
 
@@ -239,11 +252,16 @@ set_option(struct options *o, const struct opt *op, const char *v,
 	case O_TRIP:
 	case O_HELP:
 	case O_VERSION:
+	case O_SKIP:
+	case O_UNSKIP:
+	case O_RECORD:
 	case O_ALLOW_CONFIG: {
 		static const enum mode modes[] = {
 			[O_STATUS] = MODE_STATUS, [O_RESET] = MODE_RESET,
 			[O_HISTORY] = MODE_HISTORY, [O_TRIP] = MODE_TRIP,
 			[O_HELP] = MODE_HELP, [O_VERSION] = MODE_VERSION,
+			[O_SKIP] = MODE_SKIP, [O_UNSKIP] = MODE_UNSKIP,
+			[O_RECORD] = MODE_RECORD,
 			[O_ALLOW_CONFIG] = MODE_ALLOW_CONFIG,
 		};
 		/* --help and --version win over everything else. */
@@ -254,6 +272,12 @@ set_option(struct options *o, const struct opt *op, const char *v,
 			return errf(err, len, "--%s cannot be combined with "
 			    "another operator command", op->name);
 		o->mode = modes[op->id];
+		if (op->id == O_UNSKIP) {
+			if (*v == '\0')
+				return errf(err, len, "empty name for "
+				    "--unskip");
+			return set_text(&o->unskip, v);
+		}
 		return 0;
 	}
 	case O_JSON:
@@ -360,6 +384,12 @@ set_option(struct options *o, const struct opt *op, const char *v,
 	case O_HISTORY_SIZE:
 		return set_count(&o->limits.history_size, 1, op, v, err, len);
 	case O_PROGRESS:
+		/* --record's own words; cli_finish() refuses them elsewhere. */
+		if (strcmp(v, "yes") == 0 || strcmp(v, "no") == 0) {
+			o->record_progress = v[0] == 'y';
+			return 0;
+		}
+		o->record_progress = -1;
 		return progress_parse_list(v, &o->progress, err, len);
 	case O_PROGRESS_CMD:
 		return replace_str(&o->progress_cmd, v);
@@ -385,6 +415,18 @@ set_option(struct options *o, const struct opt *op, const char *v,
 			    "--exit-codes (e.g. open=90,stuck=91,abort=92,"
 			    "busy=93)", v);
 		return 0;
+	case O_EXIT:
+		if (parse_long(v, 0, 255, &n) == -1)
+			return errf(err, len, "invalid exit status '%s' for "
+			    "--exit (0 to 255)", v);
+		o->exit_code = (int)n;
+		return 0;
+	case O_MESSAGE:
+		return replace_str(&o->message, v);
+	case O_STDERR_FILE:
+		return replace_str(&o->stderr_file, v);
+	case O_STDOUT_FILE:
+		return replace_str(&o->stdout_file, v);
 	case O_COUNT:
 		break;
 	}

@@ -32,6 +32,8 @@ options_init(struct options *o)
 	o->exit_stuck = 121;
 	o->exit_abort = 122;
 	o->exit_busy = 123;
+	o->record_progress = -1;
+	o->exit_code = -1;
 	breaker_default_limits(&o->limits);
 	/* 0 = "not set": cli_finish() fills phase or built-in values. */
 	o->limits.no_progress = 0;
@@ -83,6 +85,10 @@ options_free(struct options *o)
 	free(o->ok_codes.v);
 	free(o->ignore_codes.v);
 	free(o->progress_cmd);
+	free(o->unskip);
+	free(o->message);
+	free(o->stderr_file);
+	free(o->stdout_file);
 	strv_free(&o->watch);
 	strv_free(&o->exclude);
 	for (i = 0; i < o->n_phases; i++) {
@@ -109,6 +115,33 @@ options_phase(const struct options *o)
 		if (strcasecmp(o->phases[i].name, o->phase) == 0)
 			return &o->phases[i];
 	return phase_builtin(o->phase);
+}
+
+/* What --skip and --record take, and what only they take. */
+static int
+record_options(const struct options *o, char *err, size_t len)
+{
+	if (o->mode == MODE_SKIP && o->phase != NULL && o->task != NULL)
+		return errf(err, len, "--skip takes --phase P or --task T, "
+		    "not both");
+	if (o->mode != MODE_RECORD) {
+		if (o->exit_code >= 0)
+			return errf(err, len, "--exit is for --record");
+		if (o->message != NULL)
+			return errf(err, len, "--message is for --record");
+		if (o->stderr_file != NULL)
+			return errf(err, len, "--stderr-file is for --record");
+		if (o->stdout_file != NULL)
+			return errf(err, len, "--stdout-file is for --record");
+		if (o->record_progress != -1)
+			return errf(err, len, "--progress %s is for --record "
+			    "(a run takes a list of sources)",
+			    o->record_progress ? "yes" : "no");
+	}
+	if (o->message != NULL && o->stderr_file != NULL)
+		return errf(err, len, "--message and --stderr-file cannot both "
+		    "be given");
+	return 0;
 }
 
 int
@@ -141,6 +174,8 @@ cli_finish(struct options *o, char *err, size_t len)
 		o->ok_codes.v[0] = 0;
 		o->ok_codes.n = 1;
 	}
+	if (record_options(o, err, len) == -1)
+		return -1;
 	if (o->until_success && !o->loop && o->iterations == 0)
 		return errf(err, len, "--until-success needs --loop or "
 		    "--iterations");

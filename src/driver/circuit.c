@@ -51,33 +51,6 @@ circuit_state_dir(char *err, size_t len)
 	return p;
 }
 
-char *
-shell_quote(const char *s)
-{
-	static const char safe[] = "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-";
-	size_t n = 2, i;
-	char *q, *p;
-
-	if (*s != '\0' && strspn(s, safe) == strlen(s))
-		return strdup(s);
-	for (i = 0; s[i] != '\0'; i++)
-		n += s[i] == '\'' ? 4 : 1;
-	if ((q = p = malloc(n + 1)) == NULL)
-		return NULL;
-	*p++ = '\'';
-	for (i = 0; s[i] != '\0'; i++) {
-		if (s[i] == '\'') {
-			memcpy(p, "'\\''", 4);
-			p += 4;
-		} else
-			*p++ = s[i];
-	}
-	*p++ = '\'';
-	*p = '\0';
-	return q;
-}
-
 /*
  * The working directory's circuit (SPEC §1): "dir-BASE-HASH" in the state
  * directory, BASE the last component of the canonical working directory

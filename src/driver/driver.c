@@ -7,6 +7,14 @@
  * budget, --delay and --backoff.  When the circuit opens, the OPEN block
  * and, on a terminal, the menu.  The exit status follows SPEC §2: the
  * command's own, unless cbexec intervened.
+ *
+ * A run for a skipped phase or task (SPEC §9) is not started: the check
+ * comes before the breaker's, so a phase given up needs no closed circuit.
+ * A task the command reports only in its status block is known after the
+ * run: such a run made no progress, whatever it did, and never counts
+ * toward the same-task rule (the command was told the skipped tasks in
+ * CBEXEC_SKIPPED_TASKS).  --record (record.c) takes the same circuit
+ * through inv_begin() and applies its result through record().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,14 +104,32 @@ opened(struct inv *v, const struct status_report *st, int code)
 	report_open_block(&v->rep, &v->s, st, v->c->reset_hint);
 	if (v->o->no_prompt || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
 		return code;
+again:
 	choice = menu_ask(&guidance);
 	switch (choice) {
 	case 's':
-		breaker_skip(&v->s, &v->o->limits, v->s.phase, getenv("USER"),
-		    wall_now());
-		v->s.outcome = OUT_SKIP;
-		report_event(&v->rep, "skip", v->s.phase);
-		return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_OK;
+		/* Skip gives up the task the circuit is stuck on, else the
+		 * phase; with neither there is nothing to move on to. */
+		if (v->s.stuck_task == NULL && v->s.phase == NULL) {
+			fputs("Nothing to skip: no phase (--phase) and no "
+			    "task stuck.\n", stderr);
+			goto again;
+		}
+		breaker_snapshot(&v->s, &before);
+		if (breaker_skip(&v->s, &v->o->limits, v->s.stuck_task != NULL ?
+		    SKIP_TASK : SKIP_PHASE, v->s.stuck_task != NULL ?
+		    v->s.stuck_task : v->s.phase, "skipped from the menu",
+		    getenv("USER"), wall_now(), &res) == -1) {
+			fprintf(stderr, "cbexec: cannot record the skip: %s\n",
+			    v->s.n_skips >= CB_SKIPS_MAX ? "too many skips "
+			    "kept (unskip some, or reset)" : "out of memory");
+			goto again;
+		}
+		if (save(v) == -1)
+			return CB_EXIT_ERROR;
+		report_skip(&v->rep, "skip", &res, &before, v->s.state,
+		    v->s.iteration);
+		return CB_EXIT_OK;
 	case 'm':
 		/* Typed at a terminal: make it UTF-8, and short enough
 		 * that CBEXEC_GUIDANCE never makes exec fail with E2BIG. */
@@ -194,12 +220,7 @@ run_outcome(const struct sup_result *r, int fatal)
 	return r->exit_code == 0 ? OUT_OK : OUT_EXIT;
 }
 
-/*
- * Judge the run d, record it in the breaker, save and report it.  Returns
- * -1 to go on looping, else the invocation's exit status; *code gets the
- * run's own exit status, *failed whether it counts as a failure.
- */
-static int
+int
 record(struct inv *v, const struct run_done *d, int *code, int *failed)
 {
 	struct options *o = v->o;
@@ -211,10 +232,21 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	int progress, success, fatal;
 
 	success = d->c.cls == CB_CLASS_SUCCESS;
-	progress = judge_progress(&v->px, &v->s.last_progress_metric,
-	    &d->before, &d->after, &d->st, &d->cmd, success);
+	progress = d->progress >= 0 ? d->progress :
+	    judge_progress(&v->px, &v->s.last_progress_metric, &d->before,
+	    &d->after, &d->st, &d->cmd, success);
 
 	memset(&run, 0, sizeof(run));
+	run.task = d->task != NULL ? d->task : o->task;
+	/* Work on a task given up is no progress, and the task rule must
+	 * not trip on it again. */
+	if (run.task != NULL && breaker_skipped(&v->s, NULL, run.task)) {
+		report_warn(&v->rep, "run %ld worked on skipped task %s "
+		    "(CBEXEC_SKIPPED_TASKS names it): no progress",
+		    v->s.iteration + 1, run.task);
+		progress = 0;
+		run.task = NULL;
+	}
 	run.progress = progress;
 	run.ignored = r->exec_errno == 0 && r->signo == 0 && !r->timed_out &&
 	    in_codes(&o->ignore_codes, r->exit_code) && !success;
@@ -222,7 +254,6 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	run.type = d->c.type;
 	run.message = d->c.message;
 	run.hash = d->c.hash;
-	run.task = d->task != NULL ? d->task : o->task;
 	run.exit_code = r->signo != 0 ? CB_EXIT_SIGNAL + r->signo :
 	    r->exit_code;
 	if (r->exec_errno != 0)
@@ -335,18 +366,124 @@ interrupted(struct inv *v, long runs)
 }
 
 int
+admit(struct inv *v)
+{
+	struct cb_result res;
+
+	if (!breaker_admit(&v->s, &v->o->limits, wall_now(), &res)) {
+		/* --record prints nothing unless asked (-v). */
+		return v->rep.verbosity > -2 ? refuse(v) : CB_EXIT_OPEN;
+	}
+	if (res.n > 0) {
+		report_result(v, &res, &v->s);
+		if (save(v) == -1)
+			return CB_EXIT_ERROR;
+	}
+	return -1;
+}
+
+/* The command that unskips name on this circuit: the reset hint with
+ * --unskip NAME (shell-quoted) in place of --reset-circuit. */
+static char *
+unskip_hint(const char *reset_hint, const char *name)
+{
+	const char *at = reset_hint != NULL ?
+	    strstr(reset_hint, "--reset-circuit") : NULL;
+	char *q, *hint = NULL;
+
+	if (at == NULL || (q = shell_quote(name)) == NULL)
+		return NULL;
+	if (asprintf(&hint, "%.*s--unskip %s%s", (int)(at - reset_hint),
+	    reset_hint, q, at + strlen("--reset-circuit")) == -1)
+		hint = NULL;
+	free(q);
+	return hint;
+}
+
+int
+skipped(struct inv *v, const char *task)
+{
+	const struct cb_skip *k = breaker_skipped(&v->s, v->o->phase, task);
+	char *hint;
+
+	if (k == NULL)
+		return 0;
+	hint = unskip_hint(v->c->reset_hint, k->name);
+	report_skipped(&v->rep, k, hint, v->o->mode == MODE_RECORD);
+	free(hint);
+	return 1;
+}
+
+int
+inv_begin(struct inv *v, struct options *o, const struct circuit *c)
+{
+	char err[4400];
+
+	memset(v, 0, sizeof(*v));
+	v->o = o;
+	v->c = c;
+	if (o->budget > 0)
+		v->deadline = mono_now() + o->budget;
+	if ((v->lock = take_lock(o, c)) < 0) {
+		return -v->lock;
+	}
+	if (state_load(c->path, o->follow_symlinks, o->name, &v->s, err,
+	    sizeof(err)) < 0) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		close(v->lock);
+		return CB_EXIT_ERROR;
+	}
+	v->loaded = 1;
+	if (circuit_reporter(o, c, &v->rep) == -1) {
+		inv_end(v);
+		return CB_EXIT_ERROR;
+	}
+	if (o->phase != NULL)
+		breaker_set_str(&v->s.phase, o->phase);
+	v->state_dir = dir_of(c->path);
+	if (asprintf(&v->status_file, "%s.status", c->path) == -1) {
+		v->status_file = NULL;
+		fprintf(stderr, "cbexec: out of memory\n");
+		inv_end(v);
+		return CB_EXIT_ERROR;
+	}
+
+	v->px.sources = o->progress & ~PROG_AUTO;
+	if (o->progress & PROG_AUTO)
+		v->px.sources |= (progress_in_git() ? PROG_GIT : PROG_EXIT) |
+		    PROG_STATUS;
+	v->px.phase = options_phase(o);
+	v->px.files.watch = o->watch.v;
+	v->px.files.n_watch = o->watch.n;
+	v->px.files.exclude = o->exclude.v;
+	v->px.files.n_exclude = o->exclude.n;
+	v->px.files.state_dir = v->state_dir;
+	v->px.files.skip = v->status_file;
+	return -1;
+}
+
+void
+inv_end(struct inv *v)
+{
+	reporter_close(&v->rep);
+	free(v->state_dir);
+	v->state_dir = NULL;
+	free(v->status_file);
+	v->status_file = NULL;
+	if (v->loaded)
+		breaker_free(&v->s);
+	v->loaded = 0;
+	close(v->lock);
+}
+
+int
 driver_run(struct options *o, const struct circuit *c)
 {
 	struct inv v;
 	struct run_done d;
-	struct cb_result res;
-	char err[4400];
 	long runs = 0;
 	int rc, ret = CB_EXIT_ERROR, code = 0, failed = 0;
 
-	memset(&v, 0, sizeof(v));
-	v.o = o;
-	v.c = c;
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 
 	menu_save_tty();
@@ -354,41 +491,15 @@ driver_run(struct options *o, const struct circuit *c)
 		fprintf(stderr, "cbexec: cannot set up: %s\n", strerror(errno));
 		return CB_EXIT_ERROR;
 	}
-	if (o->budget > 0)
-		v.deadline = mono_now() + o->budget;
-	if ((v.lock = take_lock(o, c)) < 0) {
+	if ((rc = inv_begin(&v, o, c)) >= 0) {
 		sup_done();
-		return -v.lock;
+		return rc;
 	}
-	if (state_load(c->path, o->follow_symlinks, o->name, &v.s, err,
-	    sizeof(err)) < 0) {
-		fprintf(stderr, "cbexec: %s\n", err);
-		close(v.lock);
-		sup_done();
-		return CB_EXIT_ERROR;
-	}
-	if (circuit_reporter(o, c, &v.rep) == -1)
-		goto out;
-	if (o->phase != NULL)
-		breaker_set_str(&v.s.phase, o->phase);
-	v.state_dir = dir_of(c->path);
-	if (asprintf(&v.status_file, "%s.status", c->path) == -1) {
-		v.status_file = NULL;
-		fprintf(stderr, "cbexec: out of memory\n");
+	/* A phase or task given up is "complete": not started (SPEC §9). */
+	if (skipped(&v, o->task)) {
+		ret = CB_EXIT_OK;
 		goto out;
 	}
-
-	v.px.sources = o->progress & ~PROG_AUTO;
-	if (o->progress & PROG_AUTO)
-		v.px.sources |= (progress_in_git() ? PROG_GIT : PROG_EXIT) |
-		    PROG_STATUS;
-	v.px.phase = options_phase(o);
-	v.px.files.watch = o->watch.v;
-	v.px.files.n_watch = o->watch.n;
-	v.px.files.exclude = o->exclude.v;
-	v.px.files.n_exclude = o->exclude.n;
-	v.px.files.state_dir = v.state_dir;
-	v.px.files.skip = v.status_file;
 
 	for (;;) {
 		if (sup_interrupted()) {
@@ -401,15 +512,8 @@ driver_run(struct options *o, const struct circuit *c)
 			ret = runs > 0 ? budget_spent(&v) : CB_EXIT_TIMEOUT;
 			break;
 		}
-		if (!breaker_admit(&v.s, &o->limits, wall_now(), &res)) {
-			ret = refuse(&v);
+		if ((ret = admit(&v)) >= 0)
 			break;
-		}
-		if (res.n > 0) {
-			report_result(&v, &res, &v.s);
-			if (save(&v) == -1)
-				break;
-		}
 		if ((rc = run_once(&v, &d)) != 0) {
 			ret = rc == 1 ? interrupted(&v, runs) : CB_EXIT_ERROR;
 			break;
@@ -452,11 +556,7 @@ driver_run(struct options *o, const struct circuit *c)
 		}
 	}
 out:
-	reporter_close(&v.rep);
-	free(v.state_dir);
-	free(v.status_file);
-	breaker_free(&v.s);
-	close(v.lock);
+	inv_end(&v);
 	sup_done();
 	return ret;
 }

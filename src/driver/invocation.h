@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Shared by the files of driver/: the invocation the loop (driver.c)
- * drives, what one run (run.c) hands back to it, and the circuit's
- * reporter (circuit.c).
+ * drives, what one run (run.c) or one recorded result (record.c) hands
+ * back to it, and the circuit's reporter (circuit.c).
  */
 #ifndef CBEXEC_INVOCATION_H
 #define CBEXEC_INVOCATION_H
@@ -24,6 +24,7 @@ struct inv {
 	int retry;		/* the operator chose Reset or Modify */
 	int lock;		/* the circuit's lock fd */
 	char *status_file;	/* $CBEXEC_STATUS_FILE, beside the state */
+	int loaded;		/* s holds a loaded state (free it) */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */
@@ -36,13 +37,43 @@ struct run_done {
 	struct prints before, after;	/* work-tree fingerprints */
 	struct classification c;
 	char *task;			/* the reported TASK as UTF-8, or NULL */
+	int progress;			/* --record --progress yes/no: 1/0;
+					 * -1: judged as SPEC §3.1 says */
 };
+
+/*
+ * Take the circuit for v (driver.c): the lock (waiting as --wait-lock
+ * says, within the budget), the state, the reporter and the progress
+ * sources.  Returns -1 once it is taken, else the exit status (message
+ * printed).  inv_end() lets it go again.
+ */
+int inv_begin(struct inv *v, struct options *o, const struct circuit *c);
+void inv_end(struct inv *v);
+
+/* A run for a skipped phase (--phase) or task is not started: 1 after the
+ * line that says so, else 0. */
+int skipped(struct inv *v, const char *task);
+
+/* Before a run (SPEC §4 rule 5): -1 when it may start, else the exit
+ * status (an OPEN circuit refuses: 120, said on stderr). */
+int admit(struct inv *v);
+
+/*
+ * Judge the run d, record it in the breaker, save and report it.  Returns
+ * -1 to go on looping, else the invocation's exit status; *code gets the
+ * run's own exit status, *failed whether it counts as a failure.
+ */
+int record(struct inv *v, const struct run_done *d, int *code, int *failed);
 
 /* Run COMMAND once (run.c): 0 with *d filled (free it with
  * run_done_free), 1 when an operator signal came before it started
  * (nothing ran), -1 when cbexec itself failed (message printed). */
 int run_once(struct inv *v, struct run_done *d);
 void run_done_free(struct run_done *d);
+/* Classify what d->r holds and take the task d->st reports (run.c): 0,
+ * or -1 when out of memory (message printed).  stdout counts only when
+ * with_stdout. */
+int run_judge(const struct options *o, struct run_done *d, int with_stdout);
 
 /* The reporter for circuit c, its --log opened (circuit.c); 0, or -1 with
  * the message printed. */
@@ -53,8 +84,5 @@ int circuit_reporter(const struct options *o, const struct circuit *c,
  * ${XDG_STATE_HOME:-$HOME/.local/state}/cbexec (circuit.c); malloc'd, or
  * NULL with the message in err. */
 char *circuit_state_dir(char *err, size_t len);
-/* s quoted for a POSIX shell (unchanged when it needs no quotes);
- * malloc'd, NULL on ENOMEM. */
-char *shell_quote(const char *s);
 
 #endif

@@ -2,8 +2,14 @@
 /*
  * The operator commands: --status and --history read the state without
  * the lock (a running cbexec holds it for as long as its command runs);
- * --reset-circuit and --trip take the lock, waiting up to 5 s for a
- * running cbexec to finish its write.
+ * --reset-circuit, --trip, --skip and --unskip take the lock, waiting up
+ * to 5 s for a running cbexec to finish its write.
+ *
+ * A reset also forgets every skip (SPEC §9: a skip lasts until
+ * --reset-circuit or --unskip); the menu's Reset does not, it retries the
+ * work at hand.  --skip without --phase or --task gives up the task the
+ * circuit is stuck on, else the circuit's phase.  --skip and --unskip need
+ * a circuit that exists: a mistyped name must not read as done.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -87,18 +93,87 @@ lock(const struct options *o, const struct circuit *c, char *err,
 	return -CB_EXIT_ERROR;
 }
 
-/* Reset or trip: load (moving a corrupt file aside for a reset), apply,
- * save, report.  The transition goes to the log and the hook like any. */
+enum op { OP_RESET, OP_TRIP, OP_SKIP, OP_UNSKIP };
+
+/* What --skip gives up: --phase, --task, else the stuck task, else the
+ * circuit's phase; -1 with the message printed when there is none. */
 static int
-operate(const struct options *o, const struct circuit *c, int reset)
+skip_target(const struct options *o, const struct cb_state *s,
+    enum cb_skip_kind *kind, const char **name)
+{
+	if (o->phase != NULL || o->task != NULL) {
+		*kind = o->phase != NULL ? SKIP_PHASE : SKIP_TASK;
+		*name = o->phase != NULL ? o->phase : o->task;
+	} else if (s->stuck_task != NULL) {
+		*kind = SKIP_TASK;
+		*name = s->stuck_task;
+	} else if (s->phase != NULL) {
+		*kind = SKIP_PHASE;
+		*name = s->phase;
+	} else {
+		fprintf(stderr, "cbexec: nothing to skip: the circuit has no "
+		    "phase and is not stuck on a task (give --phase P or "
+		    "--task T)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The operator's act on s; 0, or -1 with the message printed. */
+static int
+apply(const struct options *o, struct cb_state *s, enum op op,
+    struct cb_result *res, struct cb_result *unskip)
+{
+	const char *user = getenv("USER"), *name;
+	enum cb_skip_kind kind;
+	double now = wall_now();
+
+	unskip->why[0] = '\0';
+	switch (op) {
+	case OP_RESET:
+		breaker_reset(s, &o->limits, o->reason, user, now, res);
+		breaker_unskip(s, &o->limits, NULL, user, now, unskip);
+		return 0;
+	case OP_TRIP:
+		breaker_trip(s, &o->limits, o->reason, user, now, res);
+		return 0;
+	case OP_SKIP:
+		if (skip_target(o, s, &kind, &name) == -1)
+			return -1;
+		if (breaker_skip(s, &o->limits, kind, name, o->reason, user,
+		    now, res) == -1) {
+			fprintf(stderr, "cbexec: cannot record the skip: %s\n",
+			    s->n_skips >= CB_SKIPS_MAX ? "too many skips kept "
+			    "(unskip some, or reset the circuit)" :
+			    "out of memory");
+			return -1;
+		}
+		return 0;
+	case OP_UNSKIP:
+		if (breaker_unskip(s, &o->limits, o->unskip, user, now,
+		    res) == 0) {
+			fprintf(stderr, "cbexec: '%s' is not skipped\n",
+			    o->unskip);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+/* Load (moving a corrupt file aside for a reset), apply, save, report.
+ * The transition goes to the log and the hook like any. */
+static int
+operate(const struct options *o, const struct circuit *c, enum op op)
 {
 	struct cb_state s, before;
-	struct cb_result res;
+	struct cb_result res, unskip;
 	struct reporter rep;
 	char err[4400], err2[4400], aside[4200] = "";
-	const char *user = getenv("USER");
-	int fd, rc = CB_EXIT_ERROR, i, ld;
+	int fd, rc = CB_EXIT_ERROR, i, ld, reset = op == OP_RESET;
 
+	memset(&rep, 0, sizeof(rep));
+	rep.log_fd = -1;
 	if ((fd = lock(o, c, err, sizeof(err))) < 0)
 		return -fd;
 	if ((ld = state_load(c->path, o->follow_symlinks, o->name, &s, err,
@@ -120,15 +195,16 @@ operate(const struct options *o, const struct circuit *c, int reset)
 			close(fd);
 			return CB_EXIT_ERROR;
 		}
+	} else if (ld == 1 && (op == OP_SKIP || op == OP_UNSKIP)) {
+		fprintf(stderr, "cbexec: no such circuit: no state file at "
+		    "%s\n", c->path);
+		goto out;
 	}
 	if (circuit_reporter(o, c, &rep) == -1)
 		goto out;
 	breaker_snapshot(&s, &before);
-	if (reset)
-		breaker_reset(&s, &o->limits, o->reason, user, wall_now(),
-		    &res);
-	else
-		breaker_trip(&s, &o->limits, o->reason, user, wall_now(), &res);
+	if (apply(o, &s, op, &res, &unskip) == -1)
+		goto out;
 	if (state_lock_check(&fd, c->path, o->follow_symlinks, err,
 	    sizeof(err)) == -1 || state_save(c->path, o->follow_symlinks, &s,
 	    err, sizeof(err)) == -1) {
@@ -145,10 +221,19 @@ operate(const struct options *o, const struct circuit *c, int reset)
 		}
 		goto out;
 	}
-	report_event(&rep, reset ? "reset" : "trip", s.open_reason != NULL &&
-	    !reset ? s.open_reason : o->reason);
-	for (i = 0; i < res.n; i++)
-		report_transition(&rep, &res.t[i], &before, s.iteration);
+	if (op == OP_SKIP || op == OP_UNSKIP)
+		report_skip(&rep, op == OP_SKIP ? "skip" : "unskip", &res,
+		    &before, s.state, s.iteration);
+	else {
+		report_event(&rep, reset ? "reset" : "trip",
+		    s.open_reason != NULL && !reset ? s.open_reason :
+		    o->reason);
+		for (i = 0; i < res.n; i++)
+			report_transition(&rep, &res.t[i], &before,
+			    s.iteration);
+		if (unskip.why[0] != '\0')
+			report_event(&rep, "unskip", unskip.why);
+	}
 	if (o->metrics_path != NULL &&
 	    report_metrics(&rep, &s, 0, err, sizeof(err)) == -1)
 		report_warn(&rep, "%s", err);
@@ -164,11 +249,23 @@ out:
 int
 ops_reset(const struct options *o, const struct circuit *c)
 {
-	return operate(o, c, 1);
+	return operate(o, c, OP_RESET);
 }
 
 int
 ops_trip(const struct options *o, const struct circuit *c)
 {
-	return operate(o, c, 0);
+	return operate(o, c, OP_TRIP);
+}
+
+int
+ops_skip(const struct options *o, const struct circuit *c)
+{
+	return operate(o, c, OP_SKIP);
+}
+
+int
+ops_unskip(const struct options *o, const struct circuit *c)
+{
+	return operate(o, c, OP_UNSKIP);
 }

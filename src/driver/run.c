@@ -25,6 +25,27 @@
 
 extern char **environ;
 
+/* The names of the skips of one kind, comma-separated (malloc'd). */
+static char *
+skip_list(const struct cb_state *s, enum cb_skip_kind kind)
+{
+	char *p = NULL;
+	size_t i, n = 0;
+	FILE *m;
+
+	if ((m = open_memstream(&p, &n)) == NULL)
+		return NULL;
+	for (i = 0; i < s->n_skips; i++)
+		if (s->skips[i].kind == kind)
+			fprintf(m, "%s%s", ftell(m) > 0 ? "," : "",
+			    s->skips[i].name);
+	if (fclose(m) != 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
 /* The environment of the command: ours minus stale CBEXEC_* values,
  * plus this run's. */
 static char **
@@ -33,11 +54,11 @@ child_env(struct inv *v, const char *status_file)
 	char **env, buf[64];
 	size_t n = 0, i, k = 0;
 	const char *last_err = NULL;
-	char *le = NULL;
+	char *le = NULL, *sp, *st;
 
 	while (environ[n] != NULL)
 		n++;
-	if ((env = calloc(n + 8, sizeof(*env))) == NULL)
+	if ((env = calloc(n + 10, sizeof(*env))) == NULL)
 		return NULL;
 	for (i = 0; i < n; i++) {
 		if (strncmp(environ[i], "CBEXEC_", 7) == 0 &&
@@ -47,7 +68,9 @@ child_env(struct inv *v, const char *status_file)
 		    strncmp(environ[i], "CBEXEC_CIRCUIT_STATE=", 21) == 0 ||
 		    strncmp(environ[i], "CBEXEC_STATUS_FILE=", 19) == 0 ||
 		    strncmp(environ[i], "CBEXEC_LAST_ERROR=", 18) == 0 ||
-		    strncmp(environ[i], "CBEXEC_GUIDANCE=", 16) == 0))
+		    strncmp(environ[i], "CBEXEC_GUIDANCE=", 16) == 0 ||
+		    strncmp(environ[i], "CBEXEC_SKIPPED_PHASES=", 22) == 0 ||
+		    strncmp(environ[i], "CBEXEC_SKIPPED_TASKS=", 21) == 0))
 			continue;
 		env[k++] = strdup(environ[i]);
 	}
@@ -70,6 +93,13 @@ child_env(struct inv *v, const char *status_file)
 	ADD("CBEXEC_LAST_ERROR=%s", last_err != NULL ? last_err : "");
 	if (v->s.guidance != NULL)
 		ADD("CBEXEC_GUIDANCE=%s", v->s.guidance);
+	/* What was given up, so the command can pick something else. */
+	sp = skip_list(&v->s, SKIP_PHASE);
+	st = skip_list(&v->s, SKIP_TASK);
+	ADD("CBEXEC_SKIPPED_PHASES=%s", sp != NULL ? sp : "");
+	ADD("CBEXEC_SKIPPED_TASKS=%s", st != NULL ? st : "");
+	free(sp);
+	free(st);
 #undef ADD
 	env[k] = NULL;
 	free(le);
@@ -170,14 +200,12 @@ run_once(struct inv *v, struct run_done *d)
 	struct options *o = v->o;
 	struct sup_cfg cfg;
 	struct status_scanner *sc = NULL;
-	struct run_facts f;
 	const char *sfile = v->status_file;
 	char err[512];
-	char *e = NULL, *out = NULL;
-	size_t el = 0, ol = 0;
 	int ret = -1;
 
 	memset(d, 0, sizeof(*d));
+	d->progress = -1;
 	memset(&cfg, 0, sizeof(cfg));
 	status_init(&d->st);
 	status_init(&d->cmd);
@@ -231,8 +259,31 @@ run_once(struct inv *v, struct run_done *d)
 		report_warn(&v->rep, "%s", err);
 	warn_prints(v, take_prints(&v->px, &d->after, &d->before));
 
+	if (run_judge(o, d, cfg.capture_stdout) == -1)
+		goto out;
+	ret = 0;
+	goto out;
+oom:
+	fprintf(stderr, "cbexec: out of memory\n");
+out:
+	status_scanner_free(sc);
+	free_env(cfg.envp);
+	unlink(sfile);
+	if (ret != 0)
+		run_done_free(d);
+	return ret;
+}
+
+int
+run_judge(const struct options *o, struct run_done *d, int with_stdout)
+{
+	struct run_facts f;
+	char *e = NULL, *out = NULL;
+	size_t el = 0, ol = 0;
+	int ret = -1;
+
 	memset(&f, 0, sizeof(f));
-	f.command = o->argv[0];
+	f.command = o->argv != NULL ? o->argv[0] : NULL;
 	f.exec_errno = d->r.exec_errno;
 	f.exit_code = d->r.exit_code;
 	f.signo = d->r.signo;
@@ -240,32 +291,26 @@ run_once(struct inv *v, struct run_done *d)
 	f.timed_out = d->r.timed_out;
 	if ((e = ring_dup(&d->r.err, &el)) == NULL ||
 	    (out = ring_dup(&d->r.out, &ol)) == NULL)
-		goto oom;
+		goto out;
 	f.err = e;
 	f.err_len = el;
-	f.out = cfg.capture_stdout ? out : NULL;
-	f.out_len = cfg.capture_stdout ? ol : 0;
+	f.out = with_stdout ? out : NULL;
+	f.out_len = with_stdout ? ol : 0;
 	f.ok_codes = o->ok_codes.v;
 	f.n_ok_codes = o->ok_codes.n;
 	f.tmpdir = getenv("TMPDIR");
 	if (classify(o->rules, o->n_rules, &f, &d->c) == -1)
-		goto oom;
+		goto out;
 	/* A task the command reported goes into the state file: UTF-8. */
 	if (d->st.task != NULL && (d->task = utf8_sanitize(d->st.task,
 	    strlen(d->st.task))) == NULL)
-		goto oom;
+		goto out;
 	ret = 0;
-	goto out;
-oom:
-	fprintf(stderr, "cbexec: out of memory\n");
 out:
+	if (ret == -1)
+		fprintf(stderr, "cbexec: out of memory\n");
 	free(e);
 	free(out);
-	status_scanner_free(sc);
-	free_env(cfg.envp);
-	unlink(sfile);
-	if (ret != 0)
-		run_done_free(d);
 	return ret;
 }
 

@@ -4,7 +4,11 @@
  * open counters, last run duration and breaker counters in Prometheus
  * text format 0.0.4, for node_exporter's textfile collector.  Every sample
  * is labelled circuit="LABEL" (escaped as the format requires);
- * cbexec_errors_total also carries class="...".
+ * cbexec_errors_total also carries class="...".  The skips (SPEC §9) are
+ * a count and one cbexec_skip_timestamp_seconds sample per skip, labelled
+ * with its kind, name and reason (cut short: a label is no place for an
+ * essay); its value is when it was skipped, 0 when an older state file
+ * did not say.
  *
  * The text is built in memory and the file replaced atomically (temp file
  * "FILE.XXXXXX" in the same directory, fsync, rename) so node_exporter
@@ -60,6 +64,48 @@ put_sample(FILE *f, const char *name, const char *label, const char *cls,
 	fprintf(f, "\"} %ld\n", v);
 }
 
+/* A label value cut to at most 200 bytes on a character boundary. */
+static void
+put_label_cut(FILE *f, const char *v)
+{
+	char buf[201];
+	size_t n = strlen(v);
+
+	if (n >= sizeof(buf)) {
+		n = sizeof(buf) - 1;
+		while (n > 0 && ((unsigned char)v[n] & 0xC0) == 0x80)
+			n--;
+	}
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	put_label(f, buf);
+}
+
+static void
+put_skips(FILE *f, const char *l, const struct cb_state *s)
+{
+	const struct cb_skip *k;
+	size_t i;
+
+	put_head(f, "cbexec_skips", "gauge",
+	    "Phases and tasks skipped: not run until unskipped or reset.");
+	put_sample(f, "cbexec_skips", l, NULL, (long)s->n_skips);
+	if (s->n_skips == 0)
+		return;
+	put_head(f, "cbexec_skip_timestamp_seconds", "gauge",
+	    "When each skipped phase or task was skipped (0: not known).");
+	for (i = 0; i < s->n_skips; i++) {
+		k = &s->skips[i];
+		fputs("cbexec_skip_timestamp_seconds{circuit=\"", f);
+		put_label(f, l);
+		fprintf(f, "\",kind=\"%s\",name=\"", skip_kind_name(k->kind));
+		put_label_cut(f, k->name);
+		fputs("\",reason=\"", f);
+		put_label_cut(f, k->reason != NULL ? k->reason : "");
+		fprintf(f, "\"} %.3f\n", k->at >= 0 ? k->at : 0.0);
+	}
+}
+
 static char *
 metrics_text(const struct reporter *r, const struct cb_state *s,
     double secs, size_t *len)
@@ -87,6 +133,7 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 	put_head(f, "cbexec_opens_total", "counter",
 	    "Times the circuit opened.");
 	put_sample(f, "cbexec_opens_total", l, NULL, s->total_opens);
+	put_skips(f, l, s);
 	put_head(f, "cbexec_last_run_seconds", "gauge",
 	    "Duration of the last run in seconds.");
 	/* NaN, infinities and negatives would not parse as a sample. */

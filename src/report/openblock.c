@@ -4,14 +4,18 @@
  * opens: circuit and phase, the open reason, runs so far, tests passing
  * from the last run's status report (with " (no change)" when the phase's
  * last progress metric shows the same count), the last error, a
- * suggestion and the command that resets the circuit.  The same fields go
+ * suggestion, the stuck analysis of the last failures (stuck.c: a header,
+ * the most common error, the file most named, the task that failed most,
+ * one hint; 3-5 lines whatever the history holds), every skip with when
+ * and why, and the command that resets the circuit.  The same fields go
  * to the --log file as an "open" object.
  *
- * The block is printed even in quiet mode and, like every message, goes
- * to stderr in one write.  The suggestion is chosen from the outcome and
- * the open reason: an environment problem (abort, or a fatal error) first,
- * since a new approach will not fix it; then the GREEN phase; then a
- * failure that keeps repeating; else a general review.
+ * The block is printed even in quiet mode (silent mode keeps it to the
+ * log) and, like every message, goes to stderr in one write.  The
+ * suggestion is chosen from the outcome and the open reason: an
+ * environment problem (abort, or a fatal error) first, since a new
+ * approach will not fix it; then the GREEN phase; then a failure that
+ * keeps repeating; else a general review.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +25,7 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "report.h"
 #include "say.h"
 
@@ -58,6 +63,81 @@ put_num(FILE *f, double v)
 		fprintf(f, "%g", v);
 }
 
+/* The analysis lines; none when the history holds no failure. */
+static void
+put_analysis(FILE *m, const struct stuck_analysis *a)
+{
+	if (a->failures == 1)
+		fprintf(m, "ANALYSIS: the last failure (run %ld)\n",
+		    a->last_run);
+	else
+		fprintf(m, "ANALYSIS: the last %d failures (runs %ld-%ld)\n",
+		    a->failures, a->first_run, a->last_run);
+	fprintf(m, "MOST_COMMON_ERROR: %dx %s\n", a->error_count, a->error);
+	if (a->file[0] != '\0')
+		fprintf(m, "MOST_NAMED_FILE: %s (in %d of %d)\n", a->file,
+		    a->file_count, a->failures);
+	if (a->task[0] != '\0')
+		fprintf(m, "MOST_FAILED_TASK: %s (%d of %d)\n", a->task,
+		    a->task_count, a->failures);
+	fprintf(m, "HINT: %s\n", a->hint);
+}
+
+/* "phase GREEN at 2026-...Z by alice: why" */
+static void
+put_skip(FILE *m, const struct cb_skip *k)
+{
+	char at[40];
+
+	fprintf(m, "%s %s", skip_kind_name(k->kind), k->name);
+	if (k->at >= 0)
+		fprintf(m, " at %s", iso8601(k->at, at, sizeof(at)));
+	if (k->user != NULL)
+		fprintf(m, " by %s", k->user);
+	if (k->reason != NULL)
+		fprintf(m, ": %s", k->reason);
+}
+
+static void
+log_analysis(cJSON *o, const struct stuck_analysis *a)
+{
+	cJSON *j = cJSON_AddObjectToObject(o, "analysis");
+
+	if (j == NULL)
+		return;
+	cJSON_AddNumberToObject(j, "failures", a->failures);
+	cJSON_AddNumberToObject(j, "first_run", a->first_run);
+	cJSON_AddNumberToObject(j, "last_run", a->last_run);
+	add_str(j, "most_common_error", a->error);
+	cJSON_AddNumberToObject(j, "error_count", a->error_count);
+	add_str(j, "most_named_file", a->file[0] ? a->file : NULL);
+	cJSON_AddNumberToObject(j, "file_count", a->file_count);
+	add_str(j, "most_failed_task", a->task[0] ? a->task : NULL);
+	cJSON_AddNumberToObject(j, "task_count", a->task_count);
+	add_str(j, "hint", a->hint);
+}
+
+static void
+log_skips(cJSON *o, const struct cb_state *s)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "skipped"), *k;
+	char at[40];
+	size_t i;
+
+	for (i = 0; arr != NULL && i < s->n_skips; i++) {
+		if ((k = cJSON_CreateObject()) == NULL)
+			return;
+		cJSON_AddStringToObject(k, "kind",
+		    skip_kind_name(s->skips[i].kind));
+		add_str(k, "name", s->skips[i].name);
+		add_str(k, "at", s->skips[i].at >= 0 ?
+		    iso8601(s->skips[i].at, at, sizeof(at)) : NULL);
+		add_str(k, "reason", s->skips[i].reason);
+		add_str(k, "user", s->skips[i].user);
+		cJSON_AddItemToArray(arr, k);
+	}
+}
+
 void
 report_open_block(struct reporter *r, const struct cb_state *s,
     const struct status_report *st, const char *reset_hint)
@@ -69,11 +149,15 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 	double pass = 0, fail = 0;
 	int has_pass = st != NULL && status_metric(st, "tests_passing", &pass);
 	int has_fail = has_pass && status_metric(st, "tests_failing", &fail);
+	struct stuck_analysis a;
+	int analysed = stuck_analyse(s, &a);
 	char *p = NULL;
-	size_t n = 0;
+	size_t n = 0, i;
 	cJSON *o, *last;
 	FILE *m;
 
+	if (r->verbosity <= -2)
+		goto log;
 	if ((m = open_memstream(&p, &n)) == NULL)
 		return;
 	fprintf(m, "%s---CIRCUIT_BREAKER_OPEN---%s\n", red, off);
@@ -99,6 +183,13 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 	if (lasterr != NULL)
 		fprintf(m, "LAST_ERROR: %s\n", lasterr);
 	fprintf(m, "SUGGESTION: %s\n", suggestion(s));
+	if (analysed)
+		put_analysis(m, &a);
+	for (i = 0; i < s->n_skips; i++) {
+		fputs("SKIPPED: ", m);
+		put_skip(m, &s->skips[i]);
+		fputc('\n', m);
+	}
 	if (reset_hint != NULL)
 		fprintf(m, "RESET: %s\n", reset_hint);
 	fprintf(m, "%s---END_CIRCUIT_BREAKER_OPEN---%s\n", red, off);
@@ -107,7 +198,7 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 		write_all(STDERR_FILENO, p, n);
 	}
 	free(p);
-
+log:
 	if ((o = log_new(r, "open")) == NULL)
 		return;
 	add_str(o, "reason", s->open_reason);
@@ -120,6 +211,9 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 	}
 	add_str(o, "last_error", lasterr);
 	add_str(o, "suggestion", suggestion(s));
+	if (analysed)
+		log_analysis(o, &a);
+	log_skips(o, s);
 	add_str(o, "reset", reset_hint);
 	log_put(r, o);
 }

@@ -4,8 +4,11 @@
  * log line per run and per transition on stderr, operator events, and the
  * matching objects in the --log JSON Lines file; each transition also runs
  * the --on-state-change hook (hook.c).  Quiet mode (verbosity < 0) keeps
- * stderr to transitions into OPEN and the OPEN block; the log always gets
- * every event.
+ * stderr to transitions into OPEN and the OPEN block, silent mode
+ * (verbosity <= -2: -qq, or --record without -v) to nothing; the log
+ * always gets every event.  A skip or unskip runs the hook even when it
+ * moves no state, and a run refused because its phase or task was
+ * skipped says so on one line whatever the verbosity short of silent.
  */
 #include <errno.h>
 #include <signal.h>
@@ -96,7 +99,7 @@ report_transition(struct reporter *r, const struct cb_transition *t,
 	    strncmp(t->reason, "WARNING:", 8) != 0;
 	cJSON *o;
 
-	if (r->verbosity >= 0 || t->to == CB_OPEN)
+	if (r->verbosity >= 0 || (t->to == CB_OPEN && r->verbosity > -2))
 		say(r, circuit_color(t->to), "circuit %s -> %s: %s%s",
 		    circuit_name(t->from), circuit_name(t->to),
 		    warn ? "WARNING: " : "", t->reason);
@@ -120,4 +123,52 @@ report_event(struct reporter *r, const char *event, const char *reason)
 		say(r, NULL, "%s%s%s", event, has ? ": " : "",
 		    has ? reason : "");
 	log_reason(r, event, reason);
+}
+
+void
+report_skip(struct reporter *r, const char *event,
+    const struct cb_result *res, const struct cb_state *before,
+    enum cb_circuit state, long iteration)
+{
+	struct cb_transition t;
+	int i;
+
+	report_event(r, event, res->why);
+	for (i = 0; i < res->n; i++)
+		report_transition(r, &res->t[i], before, iteration);
+	/* An alert hook must hear of a skip: what runs has changed. */
+	if (res->n == 0 && r->hook != NULL) {
+		t.from = t.to = state;
+		snprintf(t.reason, sizeof(t.reason), "%s", res->why);
+		run_hook(r, &t, before, iteration);
+	}
+}
+
+void
+report_skipped(struct reporter *r, const struct cb_skip *k,
+    const char *unskip_hint, int recorded)
+{
+	char at[40] = "";
+	cJSON *o;
+
+	if (k->at >= 0)
+		iso8601(k->at, at, sizeof(at));
+	if (r->verbosity > -2)
+		say(r, NULL, "%s %s was skipped%s%s%s%s%s%s; %s.%s%s",
+		    skip_kind_name(k->kind), k->name, at[0] ? " at " : "", at,
+		    k->user != NULL ? " by " : "",
+		    k->user != NULL ? k->user : "",
+		    k->reason != NULL ? ": " : "",
+		    k->reason != NULL ? k->reason : "",
+		    recorded ? "result not recorded" : "not running it",
+		    unskip_hint != NULL ? " Unskip: " : "",
+		    unskip_hint != NULL ? unskip_hint : "");
+	if ((o = log_new(r, "skipped")) == NULL)
+		return;
+	cJSON_AddStringToObject(o, "kind", skip_kind_name(k->kind));
+	add_str(o, "name", k->name);
+	add_str(o, "at", at[0] ? at : NULL);
+	add_str(o, "reason", k->reason);
+	add_str(o, "user", k->user);
+	log_put(r, o);
 }

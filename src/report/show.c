@@ -7,7 +7,8 @@
  * --status is a two-column table; "since" is opened_at for an OPEN
  * circuit, else the time of the last state_change event into the current
  * state.  The reason row (open_reason when OPEN, else that change's
- * reason) is left out for a CLOSED circuit.
+ * reason) is left out for a CLOSED circuit.  Every skip gets a row with
+ * when, who and why, and the task an OPEN circuit is stuck on one too.
  * --history prints one line per event, oldest first.  On a terminal a
  * one-line timeline comes first: a mark per run, error and state change,
  * coloured by the state the circuit was in at that point (the state before
@@ -72,6 +73,44 @@ put_text(FILE *f, const char *s)
 	fputc('\n', (f));						\
 } while (0)
 
+/* One row per skip (SPEC §9): "phase GREEN  (at ... by alice: why)". */
+static void
+put_skips(FILE *f, const struct cb_state *s)
+{
+	const struct cb_skip *k;
+	char ts[40];
+	size_t i;
+
+	if (s->stuck_task != NULL) {
+		fprintf(f, "%-19s ", "stuck on task:");
+		put_text(f, s->stuck_task);
+		fputc('\n', f);
+	}
+	for (i = 0; i < s->n_skips; i++) {
+		k = &s->skips[i];
+		fprintf(f, "%-19s %s ", i == 0 ? "skipped:" : "",
+		    skip_kind_name(k->kind));
+		put_text(f, k->name);
+		if (k->at >= 0 || k->user != NULL || k->reason != NULL) {
+			fputs("  (", f);
+			if (k->at >= 0)
+				fprintf(f, "at %s", iso8601(k->at, ts,
+				    sizeof(ts)));
+			if (k->user != NULL) {
+				fputs(k->at >= 0 ? " by " : "by ", f);
+				put_text(f, k->user);
+			}
+			if (k->reason != NULL) {
+				fputs(k->at >= 0 || k->user != NULL ? ": " :
+				    "", f);
+				put_text(f, k->reason);
+			}
+			fputc(')', f);
+		}
+		fputc('\n', f);
+	}
+}
+
 #define ROW(f, key, ...) do {						\
 	fprintf((f), "%-19s ", (key));					\
 	fprintf((f), __VA_ARGS__);					\
@@ -87,7 +126,6 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	double since = s->state == CB_OPEN && s->opened_at >= 0 ?
 	    s->opened_at : e != NULL ? e->ts : -1;
 	char ts[40];
-	size_t i;
 
 	if (json) {
 		char *p = state_text(s);
@@ -135,8 +173,7 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	}
 	if (s->guidance != NULL)
 		ROWT(f, "guidance:", s->guidance);
-	for (i = 0; i < s->n_skipped; i++)
-		ROWT(f, i == 0 ? "skipped phases:" : "", s->skipped_phases[i]);
+	put_skips(f, s);
 	if (s->updated_at >= 0)
 		ROW(f, "updated:", "%s",
 		    iso8601(s->updated_at, ts, sizeof(ts)));

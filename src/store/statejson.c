@@ -6,7 +6,10 @@
  *
  * Every state field is always written (null, or an empty object, when
  * unset), so a file shows the whole schema; an event's optional fields
- * (user, progress, exit_code, class, type) appear only when set.  The
+ * (user, progress, exit_code, class, type, task, error_hash) appear only
+ * when set.  The skips are written twice over: as the names SPEC §6 lists
+ * (skipped_phases, and skipped_tasks beside it) and as records with when,
+ * why and who ("skips"); the loader takes the names as the truth.  The
  * text is written directly into one growing buffer, not built as a cJSON
  * tree and printed: a loop of runs saves the whole state after every run,
  * and the tree, cJSON's number printing and its re-parse of every number
@@ -241,7 +244,65 @@ put_event(struct jbuf *b, const struct cb_event *e)
 		ckey(b, "type", 0);
 		put_str(b, e->type);
 	}
+	if (e->task != NULL) {
+		ckey(b, "task", 0);
+		put_str(b, e->task);
+	}
+	if (e->hash[0] != '\0') {
+		ckey(b, "error_hash", 0);
+		put_str(b, e->hash);
+	}
 	puts_(b, "}");
+}
+
+/* The names of the skips of one kind, as a one-line array. */
+static void
+put_skip_names(struct jbuf *b, const struct cb_state *s,
+    enum cb_skip_kind kind)
+{
+	size_t i;
+	int first = 1;
+
+	puts_(b, "[");
+	for (i = 0; i < s->n_skips; i++) {
+		if (s->skips[i].kind != kind)
+			continue;
+		if (!first)
+			puts_(b, ", ");
+		first = 0;
+		put_str(b, s->skips[i].name);
+	}
+	puts_(b, "]");
+}
+
+/* The skip records, one per line as history events are. */
+static void
+put_skips(struct jbuf *b, const struct cb_state *s)
+{
+	size_t i;
+
+	if (s->n_skips == 0) {
+		puts_(b, "[]");
+		return;
+	}
+	puts_(b, "[");
+	for (i = 0; i < s->n_skips; i++) {
+		const struct cb_skip *k = &s->skips[i];
+
+		puts_(b, i > 0 ? ",\n    " : "\n    ");
+		ckey(b, "kind", 1);
+		put_str(b, skip_kind_name(k->kind));
+		ckey(b, "name", 0);
+		put_str(b, k->name);
+		ckey(b, "at", 0);
+		put_time_or_null(b, k->at);
+		ckey(b, "reason", 0);
+		put_str_or_null(b, k->reason);
+		ckey(b, "user", 0);
+		put_str_or_null(b, k->user);
+		puts_(b, "}");
+	}
+	puts_(b, "\n  ]");
 }
 
 /* "[\n  e,\n  e\n]" with the given indent before each event. */
@@ -340,13 +401,13 @@ state_text(const struct cb_state *s)
 	key(&b, "guidance");
 	put_str_or_null(&b, s->guidance);
 	key(&b, "skipped_phases");
-	puts_(&b, "[");
-	for (i = 0; i < s->n_skipped; i++) {
-		if (i > 0)
-			puts_(&b, ", ");
-		put_str(&b, s->skipped_phases[i]);
-	}
-	puts_(&b, "]");
+	put_skip_names(&b, s, SKIP_PHASE);
+	key(&b, "skipped_tasks");
+	put_skip_names(&b, s, SKIP_TASK);
+	key(&b, "skips");
+	put_skips(&b, s);
+	key(&b, "stuck_task");
+	put_str_or_null(&b, s->stuck_task);
 	key(&b, "updated_at");
 	put_time_or_null(&b, s->updated_at);
 	key(&b, "cooldown");

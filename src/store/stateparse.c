@@ -19,6 +19,7 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "store.h"
 #include "jsonfield.h"
 
@@ -49,7 +50,10 @@ event_fields(const cJSON *j, struct cb_event *e, char *err, size_t errlen)
 	    get_buf(j, "class", "class", e->cls, sizeof(e->cls), err,
 	    errlen) == -1 ||
 	    get_buf(j, "type", "type", e->type, sizeof(e->type), err,
-	    errlen) == -1)
+	    errlen) == -1 ||
+	    get_str(j, "task", "task", &e->task, err, errlen) == -1 ||
+	    get_buf(j, "error_hash", "error_hash", e->hash, sizeof(e->hash),
+	    err, errlen) == -1)
 		return -1;
 	v = member(j, "event");
 	if (!cJSON_IsString(v) ||
@@ -123,34 +127,111 @@ load_history(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether list (an array already checked to hold strings) names name. */
 static int
-load_skipped(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+listed(const cJSON *list, const char *name)
 {
 	const cJSON *it;
-	int n;
 
-	if (j == NULL || cJSON_IsNull(j))
-		return 0;
-	if (!cJSON_IsArray(j))
-		return bad_field(err, errlen, "skipped_phases",
-		    "an array of strings");
-	if ((n = cJSON_GetArraySize(j)) == 0)
-		return 0;
-	if ((s->skipped_phases = calloc((size_t)n, sizeof(char *))) == NULL) {
+	cJSON_ArrayForEach(it, list)
+		if (strcmp(it->valuestring, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* One skip of kind, with when, why and who from its record rec when there
+ * is one (an older file has none).  A name given twice is kept once. */
+static int
+add_skip(struct cb_state *s, enum cb_skip_kind kind, const char *name,
+    const cJSON *rec, char *err, size_t errlen)
+{
+	struct cb_skip *k;
+	size_t i;
+
+	for (i = 0; i < s->n_skips; i++)
+		if (s->skips[i].kind == kind &&
+		    strcmp(s->skips[i].name, name) == 0)
+			return 0;
+	k = &s->skips[s->n_skips];
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->at = -1;
+	if ((k->name = strdup(name)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	cJSON_ArrayForEach(it, j) {
-		if (!cJSON_IsString(it))
-			return bad_field(err, errlen, "skipped_phases",
-			    "an array of strings");
-		if ((s->skipped_phases[s->n_skipped] =
-		    strdup(it->valuestring)) == NULL) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
+	/* Counted before its fields so breaker_free() sees its strings. */
+	s->n_skips++;
+	if (rec == NULL)
+		return 0;
+	return get_time(rec, "at", "skips[].at", 1, &k->at, err, errlen) ==
+	    -1 || get_str(rec, "reason", "skips[].reason", &k->reason, err,
+	    errlen) == -1 || get_str(rec, "user", "skips[].user", &k->user,
+	    err, errlen) == -1 ? -1 : 0;
+}
+
+/*
+ * skipped_phases and skipped_tasks say what is skipped; "skips" adds when,
+ * why and who, in the order they were skipped.  A record whose name the
+ * list of its kind does not hold is dropped, so editing a list by hand is
+ * enough to unskip; a name no record describes (an older file) comes last.
+ */
+static int
+load_skips(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+{
+	/* In enum cb_skip_kind order. */
+	static const char *const names[] = { "skipped_phases",
+	    "skipped_tasks" };
+	const cJSON *recs = member(j, "skips"), *list[2], *it, *k, *n;
+	enum cb_skip_kind kind;
+	size_t total = 0, i;
+
+	for (i = 0; i < NELEM(names); i++) {
+		list[i] = member(j, names[i]);
+		if (list[i] == NULL || cJSON_IsNull(list[i])) {
+			list[i] = NULL;
+			continue;
 		}
-		s->n_skipped++;
+		if (!cJSON_IsArray(list[i]))
+			return bad_field(err, errlen, names[i],
+			    "an array of strings");
+		cJSON_ArrayForEach(it, list[i])
+			if (!cJSON_IsString(it))
+				return bad_field(err, errlen, names[i],
+				    "an array of strings");
+		total += (size_t)cJSON_GetArraySize(list[i]);
 	}
+	if (recs != NULL && !cJSON_IsNull(recs)) {
+		if (!cJSON_IsArray(recs))
+			return bad_field(err, errlen, "skips",
+			    "an array of objects");
+		cJSON_ArrayForEach(it, recs)
+			if (!cJSON_IsObject(it))
+				return bad_field(err, errlen, "skips",
+				    "an array of objects");
+	} else
+		recs = NULL;
+	if (total == 0)
+		return 0;
+	if ((s->skips = calloc(total, sizeof(*s->skips))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	cJSON_ArrayForEach(it, recs) {
+		k = member(it, "kind");
+		n = member(it, "name");
+		if (!cJSON_IsString(k) || !cJSON_IsString(n) ||
+		    skip_kind_from_name(k->valuestring, &kind) == -1 ||
+		    list[kind] == NULL || !listed(list[kind], n->valuestring))
+			continue;
+		if (add_skip(s, kind, n->valuestring, it, err, errlen) == -1)
+			return -1;
+	}
+	for (i = 0; i < NELEM(names); i++)
+		cJSON_ArrayForEach(it, list[i])
+			if (add_skip(s, (enum cb_skip_kind)i, it->valuestring,
+			    NULL, err, errlen) == -1)
+				return -1;
 	return 0;
 }
 
@@ -231,6 +312,8 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    get_num(j, "cooldown", "cooldown", 0, 1e12, 0, &s->cooldown, err,
 	    errlen) == -1 ||
 	    get_int(j, "trials_left", "trials_left", &s->trials_left, err,
+	    errlen) == -1 ||
+	    get_str(j, "stuck_task", "stuck_task", &s->stuck_task, err,
 	    errlen) == -1)
 		return -1;
 
@@ -291,7 +374,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		}
 	}
 
-	if (load_skipped(member(j, "skipped_phases"), s, err, errlen) == -1)
+	if (load_skips(j, s, err, errlen) == -1)
 		return -1;
 	return load_history(member(j, "history"), s, err, errlen);
 }

@@ -5,6 +5,8 @@
  * from a file with state_load(), the way a run reads its circuit.  Any
  * state that loads must survive state_to_json() and load again: a file
  * cbexec wrote and then refuses would leave the circuit stuck on 125.
+ * Its history then goes through the OPEN block's stuck analysis, which
+ * reads whatever the events' messages hold.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -16,6 +18,7 @@
 #include <cJSON.h>
 
 #include "judge.h"
+#include "report.h"
 #include "store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,6 +33,7 @@ static char path[64];
 static void
 roundtrip(const struct cb_state *s)
 {
+	struct stuck_analysis a;
 	struct cb_state again;
 	char err[512], *t1, *t2;
 	cJSON *j, *k;
@@ -59,6 +63,10 @@ roundtrip(const struct cb_state *s)
 	free(t1);
 	free(t2);
 	breaker_free(&again);
+	if (stuck_analyse(s, &a) == 1 && (a.failures < 1 ||
+	    a.failures > STUCK_WINDOW || a.error_count > a.failures ||
+	    a.file_count > a.failures || a.task_count > a.failures))
+		abort();
 }
 
 int

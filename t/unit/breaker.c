@@ -694,20 +694,153 @@ test_reset(void)
 static void
 test_skip(void)
 {
+	const struct cb_skip *k;
+
 	fresh();
-	breaker_skip(&S, &L, "GREEN", "alice", T0 + 5);
-	breaker_skip(&S, &L, "GREEN", "alice", T0 + 6);
-	breaker_skip(&S, &L, "RED", NULL, T0 + 7);
-	breaker_skip(&S, &L, NULL, NULL, T0 + 8);
-	is_int(S.n_skipped, 2, "each phase recorded once");
-	is_str(S.skipped_phases[0], "GREEN", "GREEN");
-	is_str(S.skipped_phases[1], "RED", "RED");
+	is_int(breaker_skip(&S, &L, SKIP_PHASE, "GREEN", "flaky", "alice",
+	    T0 + 5, &R), 0, "skip GREEN");
+	is_int(R.outcome, OUT_SKIP, "skip: outcome SKIP");
+	is_str(R.why, "skipped phase GREEN: flaky", "skip: why");
+	is_int(R.n, 0, "skip of a CLOSED circuit: no transition");
+	breaker_skip(&S, &L, SKIP_PHASE, "green", "again", "bob", T0 + 6, &R);
+	breaker_skip(&S, &L, SKIP_TASK, "T-1", NULL, NULL, T0 + 7, &R);
+	breaker_skip(&S, &L, SKIP_TASK, "t-1", NULL, NULL, T0 + 8, &R);
+	is_int(breaker_skip(&S, &L, SKIP_TASK, NULL, NULL, NULL, T0 + 9, &R),
+	    -1, "skip of nothing: refused");
+	is_int(S.n_skips, 3, "a phase once, whatever its case; tasks exactly");
+	is_int(S.skips[0].kind, SKIP_PHASE, "first: a phase");
+	is_str(S.skips[0].name, "GREEN", "first: GREEN, as first given");
+	ok(S.skips[0].at == T0 + 6, "skipping again renews when");
+	is_str(S.skips[0].reason, "again", "... and why");
+	is_str(S.skips[0].user, "bob", "... and who");
+	is_int(S.skips[1].kind, SKIP_TASK, "second: a task");
+	ok(S.skips[1].reason == NULL, "no reason: null");
 	is_int(S.n_history, 4, "an event per skip");
 	is_int(S.history[0].kind, EV_SKIP, "skip event");
-	is_str(S.history[0].reason, "skipped phase GREEN", "its reason");
+	is_str(S.history[0].reason, "skipped phase GREEN: flaky", "its reason");
 	is_str(S.history[0].user, "alice", "its user");
+	is_int(S.outcome, OUT_SKIP, "state outcome SKIP");
 	ok(S.updated_at == T0 + 8, "updated_at");
-	is_int(S.state, CB_CLOSED, "skip leaves the circuit alone");
+
+	k = breaker_skipped(&S, "Green", NULL);
+	ok(k != NULL && strcmp(k->name, "GREEN") == 0,
+	    "a run of phase Green is skipped");
+	ok(breaker_skipped(&S, "RED", NULL) == NULL, "RED is not");
+	ok(breaker_skipped(&S, NULL, "T-1") != NULL, "task T-1 is skipped");
+	ok(breaker_skipped(&S, NULL, "GREEN") == NULL,
+	    "a task named like a skipped phase is not");
+	ok(breaker_skipped(&S, "T-1", NULL) == NULL,
+	    "a phase named like a skipped task is not");
+	ok(breaker_skipped(&S, NULL, NULL) == NULL, "no phase, no task: run");
+
+	/* Skip closes an OPEN circuit for everything else, as a reset. */
+	fresh();
+	L.no_progress = 2;
+	L.half_open_after = 1;
+	rec(build("h", 0));
+	rec(build("h", 0));
+	is_int(S.state, CB_OPEN, "opened");
+	breaker_skip(&S, &L, SKIP_PHASE, "GREEN", NULL, "alice", T0 + 50, &R);
+	is_int(S.state, CB_CLOSED, "skip closes the circuit");
+	is_int(R.n, 1, "one transition");
+	ok(R.t[0].from == CB_OPEN && R.t[0].to == CB_CLOSED, "OPEN -> CLOSED");
+	is_str(R.t[0].reason, "skipped phase GREEN", "transition reason");
+	ok(S.no_progress_count == 0 && S.consecutive_errors == 0 &&
+	    S.same_error_count == 0 && S.opened_at < 0 &&
+	    S.open_reason == NULL && S.last_error_hash == NULL,
+	    "counters and the opening cleared");
+	is_int(S.total_opens, 1, "total_opens kept");
+	ok(last_event()->kind == EV_SKIP && last_event()->from == CB_OPEN &&
+	    last_event()->to == CB_CLOSED, "skip event with the transition");
+
+	/* The skip list is bounded. */
+	fresh();
+	{
+		char name[16];
+		int i, rc = 0;
+
+		for (i = 0; i < CB_SKIPS_MAX && rc == 0; i++) {
+			snprintf(name, sizeof(name), "t%d", i);
+			rc = breaker_skip(&S, &L, SKIP_TASK, name, NULL, NULL,
+			    T0, &R);
+		}
+		is_int(rc, 0, "CB_SKIPS_MAX skips kept");
+		is_int(breaker_skip(&S, &L, SKIP_TASK, "one-more", NULL, NULL,
+		    T0, &R), -1, "one more: refused");
+		is_int(breaker_skip(&S, &L, SKIP_TASK, "t3", "again", NULL,
+		    T0, &R), 0, "renewing a kept one still works");
+		is_int(S.n_skips, CB_SKIPS_MAX, "the list does not grow");
+	}
+}
+
+static void
+test_unskip(void)
+{
+	fresh();
+	breaker_skip(&S, &L, SKIP_PHASE, "GREEN", NULL, NULL, T0, &R);
+	breaker_skip(&S, &L, SKIP_TASK, "T-1", NULL, NULL, T0, &R);
+	breaker_skip(&S, &L, SKIP_TASK, "T-2", NULL, NULL, T0, &R);
+	S.state = CB_HALF_OPEN;
+	is_int(breaker_unskip(&S, &L, "green", "carol", T0 + 1, &R), 1,
+	    "unskip green: one went");
+	is_int(S.n_skips, 2, "two left");
+	is_str(S.skips[0].name, "T-1", "order kept");
+	is_str(R.why, "unskipped phase GREEN", "why");
+	is_int(R.n, 0, "no transition");
+	is_int(S.state, CB_HALF_OPEN, "the state is left alone");
+	ok(last_event()->kind == EV_SKIP &&
+	    strcmp(last_event()->reason, "unskipped phase GREEN") == 0 &&
+	    strcmp(last_event()->user, "carol") == 0, "a skip event says so");
+	is_int(breaker_unskip(&S, &L, "t-1", NULL, T0 + 2, &R), 0,
+	    "tasks are named exactly");
+	is_int(breaker_unskip(&S, &L, "nothing", NULL, T0 + 2, &R), 0,
+	    "unskip of what is not skipped: 0");
+	is_int(breaker_unskip(&S, &L, NULL, NULL, T0 + 3, &R), 2,
+	    "unskip all");
+	is_int(S.n_skips, 0, "none left");
+	is_str(R.why, "unskipped task T-1, task T-2", "why names them");
+}
+
+static void
+test_stuck_task(void)
+{
+	struct cb_run r;
+
+	fresh();
+	L.max_retries = 2;
+	r = err_run(CB_CLASS_RECOVERABLE, "build_error", "a", "h1", "T-9", 0);
+	rec(r);
+	ok(S.stuck_task == NULL, "one failure: not stuck");
+	r.hash = "h2";
+	rec(r);
+	is_int(R.outcome, OUT_STUCK, "same task twice: STUCK");
+	is_str(S.stuck_task, "T-9", "stuck_task names it");
+	is_str(last_event()->task, NULL, "the transition event has no task");
+	is_str(S.history[0].task, "T-9", "error events keep the task");
+	is_str(S.history[0].hash, "h1", "... and the fingerprint");
+	breaker_reset(&S, &L, NULL, NULL, T0 + 10, &R);
+	ok(S.stuck_task == NULL, "a reset clears it");
+
+	/* Stuck by the same error, not on one task: Skip gives the phase. */
+	fresh();
+	L.same_error = 2;
+	rec(err_run(CB_CLASS_RECOVERABLE, "x", "m", "h", "A", 0));
+	rec(err_run(CB_CLASS_RECOVERABLE, "x", "m", "h", "B", 0));
+	is_int(R.outcome, OUT_STUCK, "same error twice: STUCK");
+	ok(S.stuck_task == NULL, "two tasks: stuck on none");
+
+	/* A task longer than the event keeps is cut, on a character. */
+	fresh();
+	{
+		char long_task[CB_EVENT_TASK_MAX + 50];
+
+		memset(long_task, 'a', sizeof(long_task) - 3);
+		memcpy(long_task + CB_EVENT_TASK_MAX - 1, "\xc3\xbc", 2);
+		long_task[sizeof(long_task) - 1] = '\0';
+		rec(err_run(CB_CLASS_RECOVERABLE, "x", "m", "h", long_task, 0));
+		is_int(strlen(last_event()->task), CB_EVENT_TASK_MAX - 1,
+		    "event task cut short on a character boundary");
+	}
 }
 
 static void
@@ -819,6 +952,8 @@ main(void)
 	test_trip();
 	test_reset();
 	test_skip();
+	test_unskip();
+	test_stuck_task();
 	test_history_bound();
 	test_timeout_class();
 	test_green_limits();

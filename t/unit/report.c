@@ -353,6 +353,134 @@ test_open_block(void)
 	breaker_free(&s);
 }
 
+/* desc passes when hay holds needle. */
+static void
+like_str(const char *hay, const char *needle, const char *desc)
+{
+	if (!ok(hay != NULL && strstr(hay, needle) != NULL, desc))
+		printf("#   got: %s\n#   want in it: %s\n", hay, needle);
+}
+
+/* An error event as breaker_record() logs one. */
+static void
+err_event(struct cb_state *s, long it, const char *cls_, const char *type,
+    const char *msg, const char *hash, const char *task)
+{
+	struct cb_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.ts = 1795000000 + it;
+	e.iteration = it;
+	e.kind = EV_ERROR;
+	e.from = e.to = -1;
+	e.progress = 0;
+	e.exit_code = 1;
+	e.reason = (char *)msg;
+	e.task = (char *)task;
+	snprintf(e.cls, sizeof(e.cls), "%s", cls_);
+	snprintf(e.type, sizeof(e.type), "%s", type);
+	snprintf(e.hash, sizeof(e.hash), "%s", hash);
+	breaker_add_event(s, 100, &e);
+}
+
+static void
+test_stuck(void)
+{
+	struct reporter r = reporter();
+	struct stuck_analysis a;
+	struct cb_result res;
+	struct cb_limits l;
+	struct cb_state s;
+	char *out, line[64];
+	int i, lines;
+
+	breaker_default_limits(&l);
+	breaker_init(&s, "nightly");
+	is_int(stuck_analyse(&s, &a), 0, "no history: nothing to analyse");
+
+	/* Old failures before a reset are not looked at. */
+	err_event(&s, 1, "recoverable", "runtime_error", "old.py failed",
+	    "h0", "T-0");
+	breaker_reset(&s, &l, NULL, NULL, 1795000001.5, &res);
+	err_event(&s, 2, "recoverable", "build_error",
+	    "src/foo.c:12: error: 'x' undeclared", "h1", "T-1");
+	err_event(&s, 3, "recoverable", "test_failure",
+	    "FAILED tests/test_foo.py::test_x - see ./src/foo.c.", "h2",
+	    "T-1");
+	err_event(&s, 4, "recoverable", "build_error",
+	    "src/foo.c:14: error: 'x' undeclared", "h1", "T-2");
+	err_event(&s, 5, "recoverable", "build_error",
+	    "src/foo.c:19: error: 'x' undeclared (see https://gcc.gnu.org/x.html)",
+	    "h1", "T-1");
+	is_int(stuck_analyse(&s, &a), 1, "failures: analysed");
+	is_int(a.failures, 4, "the failures since the reset");
+	ok(a.first_run == 2 && a.last_run == 5, "their runs");
+	is_int(a.error_count, 3, "most common error: 3 of them");
+	is_str(a.error, "build_error: src/foo.c:12: error: 'x' undeclared",
+	    "most common error: its first message");
+	is_str(a.file, "src/foo.c", "the file most named ('./' and '.' "
+	    "dropped, a URL's host not a file)");
+	is_int(a.file_count, 4, "named in all four");
+	is_str(a.task, "T-1", "the task that failed most");
+	is_int(a.task_count, 3, "3 of 4");
+	is_str(a.hint, "task T-1 keeps failing: split it, or give it up "
+	    "with --skip --task and go on with the next", "hint: the task");
+
+	s.state = CB_OPEN;
+	s.open_reason = strdup("Same error 3 times: x");
+	s.iteration = 5;
+	s.outcome = OUT_STUCK;
+	breaker_skip(&s, &l, SKIP_PHASE, "GREEN", "known failures", "alice",
+	    1795000000.5, &res);
+	s.state = CB_OPEN;	/* as if it opened again since */
+	err_event(&s, 6, "recoverable", "build_error",
+	    "src/foo.c:12: error: 'x' undeclared", "h1", NULL);
+	err_event(&s, 7, "recoverable", "build_error",
+	    "src/foo.c:12: error: 'x' undeclared", "h1", NULL);
+	r.verbosity = -1;
+	cap_start();
+	report_open_block(&r, &s, NULL, "cbexec --reset-circuit --name x");
+	out = cap_end();
+	like_str(out, "\nANALYSIS: the last 2 failures (runs 6-7)\n"
+	    "MOST_COMMON_ERROR: 2x build_error: src/foo.c:12: error: 'x' "
+	    "undeclared\nMOST_NAMED_FILE: src/foo.c (in 2 of 2)\n"
+	    "HINT: the same error every time: retrying will not fix it; fix "
+	    "its cause in src/foo.c first\n", "OPEN block: the analysis");
+	like_str(out, "\nSKIPPED: phase GREEN at 2026-11-18T11:06:40.500Z by "
+	    "alice: known failures\n", "OPEN block: the skip, when, who, why");
+	free(out);
+
+	/* However long the history, the analysis stays 3 to 5 lines. */
+	for (i = 0; i < 300; i++) {
+		snprintf(line, sizeof(line), "file%d.py: boom %d", i, i);
+		err_event(&s, 8 + i, i % 2 ? "transient" : "recoverable",
+		    "unknown", line, i % 3 ? "hA" : "hB", i % 5 ? "T-a" : "T-b");
+	}
+	stuck_analyse(&s, &a);
+	is_int(a.failures, STUCK_WINDOW, "the window is bounded");
+	cap_start();
+	report_open_block(&r, &s, NULL, NULL);
+	out = cap_end();
+	{
+		const char *p = strstr(out, "ANALYSIS:");
+
+		for (lines = 0; p != NULL && strncmp(p, "SKIPPED:", 8) != 0;
+		    lines++)
+			p = strchr(p, '\n') != NULL ? strchr(p, '\n') + 1 : NULL;
+	}
+	ok(lines >= 3 && lines <= 5, "the analysis: 3 to 5 lines");
+	free(out);
+
+	/* Silent: nothing on stderr. */
+	r.verbosity = -2;
+	cap_start();
+	report_open_block(&r, &s, NULL, NULL);
+	out = cap_end();
+	is_str(out, "", "silent: no OPEN block on stderr");
+	free(out);
+	breaker_free(&s);
+}
+
 static cJSON *
 line_json(char **cursor)
 {
@@ -580,8 +708,40 @@ test_metrics(void)
 		}
 	}
 	regfree(&re);
-	ok(allmatch && samples == 11, "every sample line is well-formed");
+	ok(allmatch && samples == 12, "every sample line is well-formed");
+	free(text);	/* strtok_r cut it up */
+	text = slurp(r.metrics_path);
+	ok(strstr(text, "cbexec_skips{circuit=\"night\\\"ly\"} 0\n") != NULL,
+	    "no skips: cbexec_skips 0");
+	ok(strstr(text, "cbexec_skip_timestamp_seconds") == NULL,
+	    "no skips: no per-skip samples");
 	free(text);
+
+	/* Each skip: when as the value, what and why as labels. */
+	{
+		struct cb_limits l;
+		struct cb_result res;
+
+		breaker_default_limits(&l);
+		breaker_skip(&s, &l, SKIP_PHASE, "GREEN", "say \"no\"\nnow",
+		    "al", 1795000000.25, &res);
+		breaker_skip(&s, &l, SKIP_TASK, "T-1", NULL, NULL,
+		    1795000001.5, &res);
+		is_int(report_metrics(&r, &s, 2.5, err, sizeof(err)), 0,
+		    "metrics with skips written");
+		text = slurp(r.metrics_path);
+		ok(strstr(text, "cbexec_skips{circuit=\"night\\\"ly\"} 2\n") !=
+		    NULL, "cbexec_skips counts them");
+		ok(strstr(text, "# TYPE cbexec_skip_timestamp_seconds gauge\n")
+		    != NULL, "per-skip gauge typed");
+		ok(strstr(text, "cbexec_skip_timestamp_seconds{circuit=\"night"
+		    "\\\"ly\",kind=\"phase\",name=\"GREEN\",reason=\"say "
+		    "\\\"no\\\"\\nnow\"} 1795000000.250\n") != NULL,
+		    "a phase skip: labels escaped, when as the value");
+		ok(strstr(text, "kind=\"task\",name=\"T-1\",reason=\"\"} "
+		    "1795000001.500\n") != NULL, "a task skip");
+		free(text);
+	}
 
 	r.metrics_path = "/nonexistent-dir/x.prom";
 	rc = report_metrics(&r, &s, 1, err, sizeof(err));
@@ -972,6 +1132,7 @@ main(void)
 	test_run_lines();
 	test_transitions();
 	test_open_block();
+	test_stuck();
 	test_log();
 	test_metrics();
 	test_hook();

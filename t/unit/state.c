@@ -135,7 +135,7 @@ add_event(struct cb_state *s, double ts, long it, enum cb_event_kind k,
 static void
 populate(struct cb_state *s)
 {
-	static const char *skipped[] = { "LINT", "DOCS" };
+	static const char *skipped[] = { "LINT", "DOCS", "T-3" };
 	size_t i;
 
 	breaker_init(s, "nightly");
@@ -162,10 +162,16 @@ populate(struct cb_state *s)
 	s->open_reason = strdup("No progress for 2 iterations");
 	s->outcome = OUT_STUCK;
 	s->guidance = strdup("split the feature");
-	s->skipped_phases = calloc(2, sizeof(char *));
-	for (i = 0; i < 2; i++)
-		s->skipped_phases[i] = strdup(skipped[i]);
-	s->n_skipped = 2;
+	s->skips = calloc(3, sizeof(*s->skips));
+	for (i = 0; i < 3; i++) {
+		s->skips[i].kind = i < 2 ? SKIP_PHASE : SKIP_TASK;
+		s->skips[i].name = strdup(skipped[i]);
+		s->skips[i].at = i == 1 ? -1 : 1795000000.25 + (double)i;
+		s->skips[i].reason = i == 0 ? strdup("lint \"noise\"") : NULL;
+		s->skips[i].user = i == 2 ? strdup("bob") : NULL;
+	}
+	s->n_skips = 3;
+	s->stuck_task = strdup("T-17");
 	s->updated_at = 1795000001.5;
 	s->cooldown = 120.5;
 	s->trials_left = 1;
@@ -174,6 +180,9 @@ populate(struct cb_state *s)
 		s->errors_total[i] = 10 + (long)i;
 	add_event(s, 1795000000.001, 41, EV_ERROR, -1, -1, NULL, NULL, 0, 2,
 	    "recoverable", "build_error");
+	s->history[0].task = strdup("T-17");
+	strcpy(s->history[0].hash, "9f86d081884c7d659a2feaa0c55ad015"
+	    "a3bf4f1b2b0b822cd15d6c15b0f00a08");
 	add_event(s, 1795000000.002, 41, EV_STATE_CHANGE, CB_CLOSED,
 	    CB_HALF_OPEN, "WARNING: No progress detected for 2 iterations",
 	    NULL, -1, -1, "", "");
@@ -224,10 +233,17 @@ compare(const struct cb_state *a, const struct cb_state *b)
 	is_str(b->open_reason, a->open_reason, "open_reason");
 	is_int(b->outcome, a->outcome, "outcome");
 	is_str(b->guidance, a->guidance, "guidance");
-	is_int(b->n_skipped, a->n_skipped, "skipped_phases count");
-	for (i = 0; i < a->n_skipped && i < b->n_skipped; i++)
-		is_str(b->skipped_phases[i], a->skipped_phases[i],
-		    "skipped_phases[i]");
+	is_int(b->n_skips, a->n_skips, "skips count");
+	for (i = 0; i < a->n_skips && i < b->n_skips; i++) {
+		is_int(b->skips[i].kind, a->skips[i].kind, "skips[i].kind");
+		is_str(b->skips[i].name, a->skips[i].name, "skips[i].name");
+		is_int((long long)(b->skips[i].at * 1000 + 0.5),
+		    (long long)(a->skips[i].at * 1000 + 0.5), "skips[i].at");
+		is_str(b->skips[i].reason, a->skips[i].reason,
+		    "skips[i].reason");
+		is_str(b->skips[i].user, a->skips[i].user, "skips[i].user");
+	}
+	is_str(b->stuck_task, a->stuck_task, "stuck_task");
 	is_int((long long)(b->updated_at * 1000 + 0.5),
 	    (long long)(a->updated_at * 1000 + 0.5), "updated_at (ms)");
 	ok(b->cooldown == a->cooldown, "cooldown");
@@ -252,6 +268,8 @@ compare(const struct cb_state *a, const struct cb_state *b)
 		is_int(y->exit_code, x->exit_code, "event exit_code");
 		is_str(y->cls, x->cls, "event class");
 		is_str(y->type, x->type, "event type");
+		is_str(y->task, x->task, "event task");
+		is_str(y->hash, x->hash, "event error_hash");
 	}
 }
 
@@ -333,7 +351,8 @@ test_schema(void)
 		"last_progress_iteration", "last_progress_metric",
 		"last_fingerprint", "last_error_hash", "last_error",
 		"opened_at", "open_reason", "outcome", "guidance",
-		"skipped_phases", "updated_at", "cooldown", "trials_left",
+		"skipped_phases", "skipped_tasks", "skips", "stuck_task",
+		"updated_at", "cooldown", "trials_left",
 		"tripped", "errors_total", "history", NULL
 	};
 	static const char *evkeys[] = {
@@ -524,6 +543,13 @@ test_types(void)
 		{ "\"tripped\":1", "field 'tripped':" },
 		{ "\"cooldown\":-3", "field 'cooldown':" },
 		{ "\"skipped_phases\":[1]", "field 'skipped_phases':" },
+		{ "\"skipped_tasks\":{}", "field 'skipped_tasks':" },
+		{ "\"skips\":[1]", "field 'skips':" },
+		{ "\"skips\":[{\"kind\":\"task\",\"name\":\"a\",\"at\":5}],"
+		  "\"skipped_tasks\":[\"a\"]", "field 'skips[].at':" },
+		{ "\"stuck_task\":3", "field 'stuck_task':" },
+		{ "\"history\":[{\"timestamp\":\"2026-11-22T01:02:03.456Z\","
+		  "\"event\":\"error\",\"task\":1}]", "field 'history[0].task':" },
 		{ "\"last_progress_metric\":[]",
 		  "field 'last_progress_metric':" },
 		{ "\"last_error\":{\"type\":3}", "field 'last_error.type':" },
@@ -585,6 +611,42 @@ test_types(void)
 
 	ok(state_from_json(NULL, &s, err, sizeof(err)) == -1 &&
 	    contains(err, "not a JSON object"), "state_from_json(NULL) fails");
+}
+
+/* An older file has only skipped_phases; the lists decide, the records
+ * add when, why and who. */
+static void
+test_skips_compat(void)
+{
+	struct cb_state s;
+	char *text;
+
+	write_str(P("old.json"), "{\"version\":1,\"state\":\"CLOSED\","
+	    "\"skipped_phases\":[\"GREEN\",\"GREEN\",\"RED\"]}");
+	is_int(state_load(P("old.json"), 0, NULL, &s, err, sizeof(err)), 0,
+	    "a file with skipped_phases only loads");
+	is_int(s.n_skips, 2, "its phases are skipped, each once");
+	ok(s.skips[0].kind == SKIP_PHASE && strcmp(s.skips[0].name,
+	    "GREEN") == 0 && s.skips[0].at < 0 && s.skips[0].reason == NULL,
+	    "when and why not known");
+	text = state_text(&s);
+	ok(contains(text, "\"skipped_tasks\": []") &&
+	    contains(text, "\"at\": null"), "written back with the new fields");
+	free(text);
+	breaker_free(&s);
+
+	write_str(P("rec.json"), "{\"version\":1,\"state\":\"CLOSED\","
+	    "\"skipped_tasks\":[\"T-1\"],\"skips\":["
+	    "{\"kind\":\"task\",\"name\":\"T-1\",\"at\":"
+	    "\"2026-11-22T01:02:03.456Z\",\"reason\":\"why\",\"user\":\"al\"},"
+	    "{\"kind\":\"phase\",\"name\":\"GREEN\",\"reason\":\"gone\"}]}");
+	is_int(state_load(P("rec.json"), 0, NULL, &s, err, sizeof(err)), 0,
+	    "a file with skip records loads");
+	is_int(s.n_skips, 1, "a record no list names is dropped");
+	ok(s.skips[0].kind == SKIP_TASK && s.skips[0].at > 0 &&
+	    strcmp(s.skips[0].reason, "why") == 0 &&
+	    strcmp(s.skips[0].user, "al") == 0, "the record's fields kept");
+	breaker_free(&s);
 }
 
 static void
@@ -912,6 +974,7 @@ main(void)
 	test_corrupt();
 	test_version();
 	test_types();
+	test_skips_compat();
 	test_symlink();
 	test_save_failure();
 	test_special_files();

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * shell_quote(): safe words stay as they are, anything else is single-
+ * quoted, and /bin/sh reads every result back as the original bytes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "tap.h"
+
+static void
+quotes(const char *in, const char *want)
+{
+	char *q = shell_quote(in), desc[128];
+
+	snprintf(desc, sizeof(desc), "shell_quote(\"%s\")", in);
+	is_str(q, want, desc);
+	free(q);
+}
+
+/* The shell's reading of shell_quote(in) is in itself. */
+static void
+round_trip(const char *in)
+{
+	char *q = shell_quote(in), cmd[512], got[256] = "", desc[128];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "printf '%%s' %s", q);
+	if ((p = popen(cmd, "r")) != NULL) {
+		if (fgets(got, sizeof(got), p) == NULL)
+			got[0] = '\0';
+		pclose(p);
+	}
+	snprintf(desc, sizeof(desc), "sh reads back \"%s\"", in);
+	is_str(got, in, desc);
+	free(q);
+}
+
+int
+main(void)
+{
+	quotes("GREEN", "GREEN");
+	quotes("2.3-login_form/x@y:z,w+v=u%", "2.3-login_form/x@y:z,w+v=u%");
+	quotes("task 3", "'task 3'");
+	quotes("it's", "'it'\\''s'");
+	quotes("", "''");
+	quotes("$HOME;rm -rf /", "'$HOME;rm -rf /'");
+	round_trip("it's a \"task\" $(date) `x` \\ ; |");
+	round_trip("ünïcode '' ");
+	return done_testing();
+}
