@@ -9,6 +9,7 @@
 #define CBEXEC_CORE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -93,6 +94,9 @@ void ring_free(struct ring *r);
 /* s quoted for a POSIX shell (quote.c): as it is when every byte is safe,
  * else in single quotes.  malloc'd; NULL on ENOMEM. */
 char *shell_quote(const char *s);
+/* s (NULL: nothing) to f as one printable line, control bytes escaped
+ * (quote.c). */
+void text_put(FILE *f, const char *s);
 /*
  * Files cbexec opens (file.c).  file_open: open(2) with O_CLOEXEC and
  * O_NONBLOCK, without following a final symbolic link unless follow,

@@ -142,19 +142,8 @@ remap(const struct options *o, int code)
 static int
 error_line(const char *msg)
 {
-	const unsigned char *p;
-
 	fputs("cbexec: ", stderr);
-	for (p = (const unsigned char *)msg; *p != '\0'; p++) {
-		if (*p == '\n')
-			fputs("\\n", stderr);
-		else if (*p == '\t')
-			fputs("\\t", stderr);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(stderr, "\\x%02x", *p);
-		else
-			putc(*p, stderr);
-	}
+	text_put(stderr, msg);
 	putc('\n', stderr);
 	return CB_EXIT_ERROR;
 }

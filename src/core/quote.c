@@ -5,7 +5,13 @@
  * as it is; anything else goes in single quotes, each single quote in it
  * written as '\'' (close, escaped quote, reopen), which every POSIX shell
  * reads back as the original bytes.
+ *
+ * And the other direction: text a command chose (an error message, a
+ * reason) printed as one line a terminal cannot be steered by -- C0
+ * controls, DEL and the C1 controls (U+0080 to U+009F, which some
+ * terminals obey as escape sequences) written as \n, \t, \xNN, \u00NN.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,4 +42,24 @@ shell_quote(const char *s)
 	*p++ = '\'';
 	*p = '\0';
 	return q;
+}
+
+void
+text_put(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+
+	for (; *p != '\0'; p++) {
+		if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fprintf(f, "\\u%04x", p[1]);
+			p++;
+		} else
+			putc(*p, f);
+	}
 }

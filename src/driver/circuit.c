@@ -17,6 +17,8 @@
 #include "driver.h"
 #include "invocation.h"
 #include "report.h"
+#include "run.h"
+#include "store.h"
 
 static const char *
 env_nonempty(const char *name)
@@ -162,4 +164,37 @@ circuit_reporter(const struct options *o, const struct circuit *c,
 	r->hook_timeout = o->kill_after;
 	r->follow = o->follow_symlinks;
 	return reporter_open(r, o->log_path);
+}
+
+int
+circuit_lock(const struct options *o, const struct circuit *c, double wait,
+    int budget)
+{
+	char err[4400];
+	int fd;
+
+	/* The operator signals end the wait at once (sup_nap). */
+	sup_hold();
+	fd = state_lock(c->path, o->follow_symlinks, wait, sup_nap, err,
+	    sizeof(err));
+	sup_release();
+	if (fd >= 0)
+		return fd;
+	if (fd == -3) {
+		fprintf(stderr, "cbexec: circuit %s: interrupted while waiting "
+		    "for the lock; not going on\n", c->label);
+		return -CB_EXIT_ABORT;
+	}
+	if (fd == -2 && budget) {
+		fprintf(stderr, "cbexec: circuit %s: the budget ran out "
+		    "waiting for the lock %s.lock\n", c->label, c->path);
+		return -CB_EXIT_TIMEOUT;
+	}
+	if (fd == -2) {
+		fprintf(stderr, "cbexec: circuit %s is busy: another "
+		    "cbexec holds %s.lock\n", c->label, c->path);
+		return -CB_EXIT_BUSY;
+	}
+	fprintf(stderr, "cbexec: %s\n", err);
+	return -CB_EXIT_ERROR;
 }

@@ -316,42 +316,17 @@ refuse(struct inv *v)
 	return CB_EXIT_OPEN;
 }
 
-/* Take the circuit's lock, waiting as --wait-lock says (within the
- * budget), an operator signal ending the wait at once: the lock fd, or
- * the exit status as a negative number. */
+/* Take the circuit's lock, waiting as --wait-lock says, within the
+ * budget: the lock fd, or the exit status as a negative number. */
 static int
 take_lock(const struct options *o, const struct circuit *c)
 {
-	char err[4400];
 	double wait = o->wait_lock;
-	int lock;
 
 	/* --wait-lock waits within the budget, which counts from here. */
 	if (wait != 0 && o->budget > 0 && (wait < 0 || wait > o->budget))
 		wait = o->budget;
-	sup_hold();
-	lock = state_lock(c->path, o->follow_symlinks, wait, sup_nap, err,
-	    sizeof(err));
-	sup_release();
-	if (lock >= 0)
-		return lock;
-	if (lock == -3) {
-		fprintf(stderr, "cbexec: circuit %s: interrupted while waiting "
-		    "for the lock; not running\n", c->label);
-		return -CB_EXIT_ABORT;
-	}
-	if (lock == -2 && wait != o->wait_lock) {
-		fprintf(stderr, "cbexec: circuit %s: the budget ran out "
-		    "waiting for the lock %s.lock\n", c->label, c->path);
-		return -CB_EXIT_TIMEOUT;
-	}
-	if (lock == -2) {
-		fprintf(stderr, "cbexec: circuit %s is busy: another "
-		    "cbexec holds %s.lock\n", c->label, c->path);
-		return -CB_EXIT_BUSY;
-	}
-	fprintf(stderr, "cbexec: %s\n", err);
-	return -CB_EXIT_ERROR;
+	return circuit_lock(o, c, wait, wait != o->wait_lock);
 }
 
 /* Interrupted between runs: no new run; the state says so when a run

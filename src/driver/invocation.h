@@ -85,4 +85,11 @@ int circuit_reporter(const struct options *o, const struct circuit *c,
  * NULL with the message in err. */
 char *circuit_state_dir(char *err, size_t len);
 
+/* Take c's lock, waiting up to wait seconds (< 0 forever, 0 not at all);
+ * an operator signal ends the wait.  The lock fd, or the exit status as a
+ * negative number, the message printed: BUSY, TIMEOUT when budget says the
+ * wait was cut to the budget, ABORT when interrupted, ERROR. */
+int circuit_lock(const struct options *o, const struct circuit *c,
+    double wait, int budget);
+
 #endif

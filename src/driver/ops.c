@@ -66,33 +66,6 @@ ops_history(const struct options *o, const struct circuit *c)
 	return fflush(stdout) == EOF ? CB_EXIT_ERROR : CB_EXIT_OK;
 }
 
-/* The lock fd, or the exit status as a negative number. */
-static int
-lock(const struct options *o, const struct circuit *c, char *err,
-    size_t len)
-{
-	int fd;
-
-	sup_hold();
-	fd = state_lock(c->path, o->follow_symlinks, OPERATOR_LOCK_WAIT,
-	    sup_nap, err, len);
-	sup_release();
-	if (fd >= 0)
-		return fd;
-	if (fd == -3) {
-		fprintf(stderr, "cbexec: circuit %s: interrupted while waiting "
-		    "for the lock\n", c->label);
-		return -CB_EXIT_ABORT;
-	}
-	if (fd == -2) {
-		fprintf(stderr, "cbexec: circuit %s is busy: another cbexec "
-		    "holds %s.lock\n", c->label, c->path);
-		return -CB_EXIT_BUSY;
-	}
-	fprintf(stderr, "cbexec: %s\n", err);
-	return -CB_EXIT_ERROR;
-}
-
 enum op { OP_RESET, OP_TRIP, OP_SKIP, OP_UNSKIP };
 
 /* What --skip gives up: --phase, --task, else the stuck task, else the
@@ -174,7 +147,7 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 
 	memset(&rep, 0, sizeof(rep));
 	rep.log_fd = -1;
-	if ((fd = lock(o, c, err, sizeof(err))) < 0)
+	if ((fd = circuit_lock(o, c, OPERATOR_LOCK_WAIT, 0)) < 0)
 		return -fd;
 	if ((ld = state_load(c->path, o->follow_symlinks, o->name, &s, err,
 	    sizeof(err))) < 0) {

@@ -39,37 +39,10 @@ last_change_to(const struct cb_state *s, int c)
 	return NULL;
 }
 
-/*
- * Text the command chose (error messages, reasons, tasks, guidance) as
- * one printable line: C0 controls, DEL and the C1 controls (U+0080 to
- * U+009F, which some terminals obey as escape sequences) are written as
- * \n, \t, \xNN, so a message cannot clear the operator's screen or
- * overwrite "state: OPEN".
- */
-static void
-put_text(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
-
-	for (; *p != '\0'; p++) {
-		if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\x%02x", *p);
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			fprintf(f, "\\u%04x", p[1]);
-			p++;
-		} else
-			putc(*p, f);
-	}
-}
-
 /* "key: text" with the text escaped. */
 #define ROWT(f, key, text) do {						\
 	fprintf((f), "%-19s ", (key));					\
-	put_text((f), (text));						\
+	text_put((f), (text));						\
 	fputc('\n', (f));						\
 } while (0)
 
@@ -83,14 +56,14 @@ put_skips(FILE *f, const struct cb_state *s)
 
 	if (s->stuck_task != NULL) {
 		fprintf(f, "%-19s ", "stuck on task:");
-		put_text(f, s->stuck_task);
+		text_put(f, s->stuck_task);
 		fputc('\n', f);
 	}
 	for (i = 0; i < s->n_skips; i++) {
 		k = &s->skips[i];
 		fprintf(f, "%-19s %s ", i == 0 ? "skipped:" : "",
 		    skip_kind_name(k->kind));
-		put_text(f, k->name);
+		text_put(f, k->name);
 		if (k->at >= 0 || k->user != NULL || k->reason != NULL) {
 			fputs("  (", f);
 			if (k->at >= 0)
@@ -98,12 +71,12 @@ put_skips(FILE *f, const struct cb_state *s)
 				    sizeof(ts)));
 			if (k->user != NULL) {
 				fputs(k->at >= 0 ? " by " : "by ", f);
-				put_text(f, k->user);
+				text_put(f, k->user);
 			}
 			if (k->reason != NULL) {
 				fputs(k->at >= 0 || k->user != NULL ? ": " :
 				    "", f);
-				put_text(f, k->reason);
+				text_put(f, k->reason);
 			}
 			fputc(')', f);
 		}
@@ -164,11 +137,11 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	ROW(f, "total opens:", "%ld", s->total_opens);
 	if (s->last_error.message != NULL && s->last_error.message[0] != '\0') {
 		fprintf(f, "%-19s ", "last error:");
-		put_text(f, s->last_error.cls);
+		text_put(f, s->last_error.cls);
 		fputc(' ', f);
-		put_text(f, s->last_error.type);
+		text_put(f, s->last_error.type);
 		fputs(": ", f);
-		put_text(f, s->last_error.message);
+		text_put(f, s->last_error.message);
 		fprintf(f, " (exit %d)\n", s->last_error.exit_code);
 	}
 	if (s->guidance != NULL)
@@ -248,14 +221,14 @@ history_line(FILE *f, const struct cb_event *e)
 		break;
 	case EV_ERROR:
 		fputs("  ", f);
-		put_text(f, e->cls);
+		text_put(f, e->cls);
 		fputc(' ', f);
-		put_text(f, e->type);
+		text_put(f, e->type);
 		if (e->exit_code >= 0)
 			fprintf(f, " (exit %d)", e->exit_code);
 		if (e->reason != NULL) {
 			fputs(": ", f);
-			put_text(f, e->reason);
+			text_put(f, e->reason);
 		}
 		break;
 	case EV_PROGRESS:
@@ -271,11 +244,11 @@ history_line(FILE *f, const struct cb_event *e)
 	if (e->kind != EV_ERROR && e->kind != EV_PROGRESS &&
 	    e->reason != NULL && e->reason[0] != '\0') {
 		fputs("  ", f);
-		put_text(f, e->reason);
+		text_put(f, e->reason);
 	}
 	if (e->user != NULL && e->user[0] != '\0') {
 		fputs("  by ", f);
-		put_text(f, e->user);
+		text_put(f, e->user);
 	}
 	fputc('\n', f);
 }

@@ -306,7 +306,7 @@ t_files(void)
 	char dir[300], state[320], file[320];
 	char h0[DIGEST_HEX_LEN + 1], h1[DIGEST_HEX_LEN + 1];
 	char *watch[1] = { dir }, *excl[] = { "*.log", "build", "sub/keep*" };
-	struct progress_cfg c = { watch, 1, excl, 3, state };
+	struct progress_cfg c = { watch, 1, excl, 3, state, NULL };
 	struct timespec ts[2] = { { 1000000, 5 }, { 1000000, 5 } };
 
 	snprintf(dir, sizeof(dir), "%s/files", top);
@@ -390,7 +390,7 @@ t_watch(void)
 {
 	char dir[300], state[320], h[DIGEST_HEX_LEN + 1];
 	char *watch[1] = { dir }, *excl[] = { "*.log", "build", "sub/keep*" };
-	struct progress_cfg c = { watch, 1, excl, 3, state };
+	struct progress_cfg c = { watch, 1, excl, 3, state, NULL };
 	struct files_watch *fw = NULL;
 	static const struct { const char *cmd; int want; } t[] = {
 		{ "true", 0 },
@@ -436,7 +436,7 @@ t_watch(void)
 	sh("ln -sfn watched %s/../watched-link", dir);
 	{
 		char link[320], *lw[1] = { link };
-		struct progress_cfg lc = { lw, 1, excl, 3, state };
+		struct progress_cfg lc = { lw, 1, excl, 3, state, NULL };
 
 		snprintf(link, sizeof(link), "%s/watched-link", top);
 		is_int(changed_by(&lc, dir, "true"), 1,
@@ -446,7 +446,7 @@ t_watch(void)
 	 * judge its names differently. */
 	{
 		char sub[320], *two[2] = { dir, sub }, *ex[] = { "sub/x" };
-		struct progress_cfg tc = { two, 2, ex, 1, state };
+		struct progress_cfg tc = { two, 2, ex, 1, state, NULL };
 
 		snprintf(sub, sizeof(sub), "%s/sub", dir);
 		is_int(changed_by(&tc, dir, "echo x >> sub/x"), 1,
