@@ -32,6 +32,14 @@ cb -- true 2>/dev/null; is "$?" 120 "git clean -fdx in the tree leaves the circu
 (cd / && "$CBEXEC" --reset-circuit --name "dir-proj_one_-$h" 2>/dev/null)
 is "$(jget "$dflt" state)" CLOSED "the hint's command resets it from elsewhere"
 cd "$SCRATCH" || exit 1
+# The old place of the directory's circuit is not read, and says so.
+mkdir -p old/.cbexec && cd old || exit 1
+printf '{"version":1,"state":"OPEN","tripped":true}\n' > .cbexec/state.json
+err=$(cb -q -- true 2>&1); is "$?" 0 "the old .cbexec/state.json is not read"
+like "$err" "\.cbexec/state\.json is no longer read; this directory's circuit is $CBEXEC_STATE_DIR/dir-old-" \
+    "... and cbexec says where the circuit is now"
+err=$(cb -q -- true 2>&1); is "$err" "" "... once the new one exists, no more notice"
+cd "$SCRATCH" || exit 1
 
 # --- Config: the user's is read; the work tree's only once approved.
 mkdir -p xdg/cbexec wt/.cbexec && cd wt || exit 1

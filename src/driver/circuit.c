@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -88,6 +89,24 @@ dir_circuit_name(char *err, size_t len)
 	return name;
 }
 
+/*
+ * The working directory's circuit used to be .cbexec/state.json in the
+ * tree.  That file is no longer read (the command could delete or edit
+ * it); while the new one does not exist yet, say where the state went, so
+ * a circuit tripped before an upgrade is not re-armed unnoticed.
+ */
+static void
+legacy_notice(const char *path)
+{
+	struct stat st;
+
+	if (lstat(".cbexec/state.json", &st) == 0 && S_ISREG(st.st_mode) &&
+	    lstat(path, &st) == -1 && errno == ENOENT)
+		fprintf(stderr, "cbexec: .cbexec/state.json is no longer read; "
+		    "this directory's circuit is %s (move the file there to "
+		    "keep its state)\n", path);
+}
+
 int
 circuit_resolve(const struct options *o, struct circuit *c, char *err,
     size_t len)
@@ -125,6 +144,8 @@ circuit_resolve(const struct options *o, struct circuit *c, char *err,
 			r = asprintf(&c->reset_hint, "cbexec --reset-circuit "
 			    "--name %s", name);
 		c->label = strdup(name);
+		if (r != -1 && dname != NULL)
+			legacy_notice(c->path);
 	}
 	free(dir);
 	free(dname);

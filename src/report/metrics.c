@@ -16,8 +16,8 @@
  * collector skips it meanwhile.  Only a regular file is ever replaced (a
  * link is refused unless --follow-symlinks, when its target is written;
  * a device or FIFO never), and temp files a killed cbexec left behind are
- * removed by the next write once they are a minute old, which no live
- * writer's ever is.
+ * removed by the next write: every writer of the file holds the circuit's
+ * lock while it writes, so none of them is a live writer's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -160,8 +160,6 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 	return p;
 }
 
-#define STALE_TEMP	60	/* seconds: older temp files are a dead writer's */
-
 /* Remove "BASE.XXXXXX" temp files of path left by a writer that died. */
 static void
 remove_stale_temps(const char *path)
@@ -186,8 +184,7 @@ remove_stale_temps(const char *path)
 		if (strncmp(d->d_name, base, blen) == 0 &&
 		    d->d_name[blen] == '.' && strlen(d->d_name) == blen + 7 &&
 		    fstatat(dirfd(dp), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-		    wall_now() - (double)st.st_mtime > STALE_TEMP)
+		    S_ISREG(st.st_mode) && st.st_uid == geteuid())
 			unlinkat(dirfd(dp), d->d_name, 0);
 	closedir(dp);
 }

@@ -140,39 +140,76 @@ fail:
 	return 0;
 }
 
-/* The pids whose parent is us and that are not zombies. */
+/* pid's state letter from /proc/PID/stat and its parent; -1 if gone. */
+static int
+proc_stat(const char *pid, char *st, pid_t *ppid)
+{
+	char path[300], buf[512], *rp;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	/* comm may hold spaces and parentheses: parse after the last ')'. */
+	if ((rp = strrchr(buf, ')')) == NULL ||
+	    sscanf(rp + 1, " %c %d", st, ppid) != 2)
+		return -1;
+	return 0;
+}
+
+/*
+ * The pids whose parent is us and that are not zombies (nor the
+ * watchdog).  The kernel lists a thread's children in
+ * /proc/self/task/TID/children; orphans reparented to us land on the main
+ * thread, the only one that forks.  Without that file, every process in
+ * /proc is looked at.
+ */
 static size_t
 our_children(pid_t *out, size_t max)
 {
-	char path[300], buf[512], *rp;
+	char path[64], buf[8192], *p, *end, num[16];
 	struct dirent *d;
 	pid_t self = getpid(), pid, ppid;
 	size_t n = 0;
+	ssize_t len;
 	char st;
 	DIR *dir;
 	int fd;
-	ssize_t len;
 
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)self);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		/* A list that fills the buffer may go on: walk /proc. */
+		if (len >= 0 && (size_t)len < sizeof(buf) - 1) {
+			buf[len] = '\0';
+			for (p = buf; n < max; p = end) {
+				pid = (pid_t)strtol(p, &end, 10);
+				if (end == p)
+					break;
+				snprintf(num, sizeof(num), "%d", (int)pid);
+				if (pid != watch_pid &&
+				    proc_stat(num, &st, &ppid) == 0 &&
+				    ppid == self && st != 'Z')
+					out[n++] = pid;
+			}
+			return n;
+		}
+	}
 	if ((dir = opendir("/proc")) == NULL)
 		return 0;
 	while (n < max && (d = readdir(dir)) != NULL) {
 		if (d->d_name[0] < '1' || d->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
-		/* comm may hold spaces and parentheses: parse after the
-		 * last ')'. */
-		if ((rp = strrchr(buf, ')')) == NULL ||
-		    sscanf(rp + 1, " %c %d", &st, &ppid) != 2)
-			continue;
 		pid = (pid_t)atoi(d->d_name);
-		if (ppid == self && st != 'Z' && pid != watch_pid)
+		if (pid != watch_pid && proc_stat(d->d_name, &st, &ppid) == 0 &&
+		    ppid == self && st != 'Z')
 			out[n++] = pid;
 	}
 	closedir(dir);

@@ -56,8 +56,10 @@ watchdog(int rfd)
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
-	for (fd = 3; fd < 1024; fd++)
-		if (fd != rfd)
+	if (rfd != 3 && dup2(rfd, 3) == 3)
+		rfd = 3;
+	if (rfd == 3 && close_range(4, ~0U, 0) == -1)
+		for (fd = 4; fd < 1024; fd++)
 			close(fd);
 	memset(group, 0, sizeof(group));
 	for (;;) {
