@@ -15,17 +15,24 @@ ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # zombie (Z) no one reaps is dead all the same.
 pstate() { s=$(sed 's/^.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null); echo "${s:-gone}"; }
 gone() { s=$(pstate "$1"); [ "$s" = gone ] || [ "$s" = Z ]; }
+# fast MS LIMIT DESC: MS under LIMIT; under valgrind no time is judged.
+fast() {
+	if [ -n "$UNDER_VALGRIND" ]; then skip "timing under valgrind: $3"
+	else ok "$([ "$1" -lt "$2" ]; echo $?)" "$3 ($1 ms)"; fi
+}
+# How long cbexec needs to get going before a signal is meant for it.
+settle=0.3; [ -n "$UNDER_VALGRIND" ] && settle=3
 
 # --- The drain after the run is bounded by --kill-after.
 t0=$(ms)
 ( cb --name dr -t 0.5 -k 0.5 -T 20 -- yes; echo "$? $(ms)" > dr.end ) | sleep 3
 read -r rc t1 < dr.end
 is "$rc" 124 "a reader that stops reading: still 124"
-ok "$([ $((t1 - t0)) -lt 2500 ]; echo $?)" "... within the timeout and --kill-after, not at the reader's end ($((t1 - t0)) ms)"
+fast $((t1 - t0)) 2500 "... within the timeout and --kill-after, not at the reader's end"
 t0=$(ms)
 ( cb --name dr -t 0.5 -k 0.5 -T 0 -- yes; echo "$? $(ms)" > dr.end ) | sleep 3
 read -r rc t2 < dr.end
-ok "$([ $((t2 - t0)) -lt 2500 ]; echo $?)" "... with no budget either ($((t2 - t0)) ms)"
+fast $((t2 - t0)) 2500 "... with no budget either"
 # A slow reader that keeps reading gets every byte.
 n=$(cb --name slow -t 10 -k 0.3 -- sh -c 'seq 1 200000' | (sleep 1; cat) | wc -l)
 is "$n" 200000 "a slow reader still gets everything"
@@ -34,7 +41,7 @@ is "$n" 200000 "a slow reader still gets everything"
 t0=$(ms)
 cb --name st -t 0.3 -k 0 -T 5 -- sh -c 'kill -STOP $$'
 is "$?" 124 "a stopped command times out"
-ok "$([ $(( $(ms) - t0 )) -lt 3000 ]; echo $?)" "... at once, continued after the signal as timeout(1) does"
+fast $(( $(ms) - t0 )) 3000 "... at once, continued after the signal as timeout(1) does"
 
 # --- Ctrl-Z at a terminal.
 if command -v python3 >/dev/null 2>&1 && command -v bash >/dev/null 2>&1 &&
@@ -52,13 +59,13 @@ fi
 # --- An interrupt while cbexec waits for the lock: 122 at once, no run.
 bg --name lk -- sleep 3
 holder=$!
-poll_until 3 test -e "$CBEXEC_STATE_DIR/lk.json.status"
+poll_until 10 test -e "$CBEXEC_STATE_DIR/lk.json.status"
 bg --name lk --wait-lock -- touch ran-lk
 w=$!
-sleep 0.3
+sleep $settle
 t0=$(ms); kill -TERM "$w"; wait "$w"; rc=$?; t1=$(ms)
 is "$rc" 122 "SIGTERM during --wait-lock: 122"
-ok "$([ $((t1 - t0)) -lt 1000 ]; echo $?)" "... at once ($((t1 - t0)) ms)"
+fast $((t1 - t0)) 1000 "... at once"
 ok "$(test -e ran-lk && echo 1 || echo 0)" "... and the command never started"
 wait "$holder"
 is "$(jget "$CBEXEC_STATE_DIR/lk.json" iteration)" 1 "... nor was a run counted"
@@ -66,21 +73,21 @@ is "$(jget "$CBEXEC_STATE_DIR/lk.json" iteration)" 1 "... nor was a run counted"
 # --- During --progress-cmd: 122 at once, no next run.
 bg --name pc -l --progress cmd --progress-cmd 'sleep 30' -- true
 w=$!
-poll_until 3 test -e "$CBEXEC_STATE_DIR/pc.json.lock"
-sleep 0.4
+poll_until 10 test -e "$CBEXEC_STATE_DIR/pc.json.lock"
+sleep $settle
 t0=$(ms); kill -INT "$w"; wait "$w"; rc=$?; t1=$(ms)
 is "$rc" 122 "SIGINT during --progress-cmd: 122"
-ok "$([ $((t1 - t0)) -lt 1000 ]; echo $?)" "... at once ($((t1 - t0)) ms)"
+fast $((t1 - t0)) 1000 "... at once"
 is "$(jget "$CBEXEC_STATE_DIR/pc.json" iteration)" 1 "... and no new run started"
 is "$(jget "$CBEXEC_STATE_DIR/pc.json" outcome)" ABORT "... the state says ABORT"
 
 # --- During the hook.
 bg --name hk -l --half-open-after 1 --on-state-change 'sleep 30' -- false
 w=$!
-sleep 0.6
+sleep $settle; sleep 0.3
 t0=$(ms); kill -HUP "$w"; wait "$w"; rc=$?; t1=$(ms)
 is "$rc" 122 "SIGHUP during the hook: 122"
-ok "$([ $((t1 - t0)) -lt 1000 ]; echo $?)" "... at once ($((t1 - t0)) ms)"
+fast $((t1 - t0)) 1000 "... at once"
 is "$(jget "$CBEXEC_STATE_DIR/hk.json" iteration)" 1 "... and no new run started"
 
 # --- During git: a git that hangs (a slow repository) is interrupted.
@@ -88,16 +95,16 @@ mkdir -p slowgit/bin slowgit/.git
 printf '#!/bin/sh\nexec sleep 30\n' > slowgit/bin/git && chmod +x slowgit/bin/git
 ( cd slowgit && PATH="$SCRATCH/slowgit/bin:$PATH" exec "$CBEXEC" -q --no-prompt --name gt -- touch ran-gt ) &
 w=$!
-sleep 0.5
+sleep $settle
 t0=$(ms); kill -TERM "$w"; wait "$w"; rc=$?; t1=$(ms)
 is "$rc" 122 "SIGTERM while git runs: 122"
-ok "$([ $((t1 - t0)) -lt 1000 ]; echo $?)" "... at once ($((t1 - t0)) ms)"
+fast $((t1 - t0)) 1000 "... at once"
 ok "$(test -e slowgit/ran-gt && echo 1 || echo 0)" "... and the command never started"
 
 # --- kill -9 of cbexec: the run's processes die with it.
 bg --name k9 -- sh -c 'sleep 300 & echo $! > k9.pid; wait'
 w=$!
-poll_until 3 test -s k9.pid
+poll_until 10 test -s k9.pid
 p=$(cat k9.pid)
 kill -9 "$w"; wait "$w" 2>/dev/null
 poll_until 3 gone "$p"; ok $? "kill -9 of cbexec: the command's child is gone too"
