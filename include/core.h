@@ -52,7 +52,8 @@ int digest_update(struct digest *d, const void *p, size_t n);	/* 0 / -1 */
 int digest_final(struct digest *d, char hex[DIGEST_HEX_LEN + 1]);
 void digest_abort(struct digest *d);	/* frees d without a result */
 
-/* Load libcrypto now rather than at the first digest; 0 / -1. */
+/* Set OpenSSL up and fetch SHA-256 now rather than at the first digest;
+ * 0 / -1. */
 int digest_prepare(void);
 
 /* One-shot helper. */

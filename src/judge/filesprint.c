@@ -362,7 +362,7 @@ progress_files(const struct progress_cfg *c, char hex[DIGEST_HEX_LEN + 1],
 		w.sdev = st.st_dev;
 		w.sino = st.st_ino;
 	}
-	/* libcrypto loaded before any thread needs it. */
+	/* OpenSSL set up before any thread needs it. */
 	if (digest_prepare() == -1)
 		goto out;
 	for (i = 0; i < n_watch; i++)
