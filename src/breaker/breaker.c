@@ -371,6 +371,8 @@ breaker_record(struct cb_state *s, const struct cb_limits *l,
 	res->outcome = OUT_OK;
 	s->iteration++;
 	s->updated_at = now;
+	s->last_run_at = now;
+	s->limits = *l;
 	/* An ignored exit neither counts nor spends a trial; the history
 	 * still shows that it ran. */
 	if (run->ignored) {
@@ -387,6 +389,8 @@ breaker_record(struct cb_state *s, const struct cb_limits *l,
 		breaker_add_event(s, l->history_size, &e);
 		return;
 	}
+	if (run->cls == CB_CLASS_SUCCESS)
+		s->last_success_at = now;
 	count_run(s, run);
 	log_run(s, l, run, now);
 

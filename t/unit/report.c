@@ -639,8 +639,10 @@ test_metrics(void)
 {
 	static const char *const names[] = { "cbexec_state",
 	    "cbexec_runs_total", "cbexec_errors_total", "cbexec_opens_total",
-	    "cbexec_last_run_seconds", "cbexec_no_progress_count",
-	    "cbexec_consecutive_errors", "cbexec_same_error_count" };
+	    "cbexec_last_run_seconds", "cbexec_no_progress_runs",
+	    "cbexec_consecutive_errors", "cbexec_same_error_runs",
+	    "cbexec_last_run_timestamp_seconds",
+	    "cbexec_last_success_timestamp_seconds" };
 	struct reporter r = reporter();
 	struct cb_state s;
 	struct stat sb;
@@ -660,6 +662,7 @@ test_metrics(void)
 	s.errors_total[CB_CLASS_TRANSIENT] = 1;
 	s.errors_total[CB_CLASS_TIMEOUT] = 2;
 	s.errors_total[CB_CLASS_FATAL] = 0;
+	s.last_run_at = 1795316668.5884;
 	r.label = "night\"ly";
 	r.metrics_path = tmp_path("cbexec.prom");
 	rc = report_metrics(&r, &s, 2.5, err, sizeof(err));
@@ -693,8 +696,16 @@ test_metrics(void)
 	ok(strstr(text, "cbexec_last_run_seconds{circuit=\"night\\\"ly\"} "
 	    "2.500\n"), "last_run_seconds");
 	ok(strstr(text,
-	    "cbexec_no_progress_count{circuit=\"night\\\"ly\"} 3\n"),
-	    "no_progress_count");
+	    "cbexec_no_progress_runs{circuit=\"night\\\"ly\"} 3\n"),
+	    "no_progress_runs");
+	ok(strstr(text,
+	    "cbexec_same_error_runs{circuit=\"night\\\"ly\"} 1\n"),
+	    "same_error_runs");
+	ok(strstr(text, "cbexec_last_run_timestamp_seconds{circuit=\"night"
+	    "\\\"ly\"} 1795316668.588\n"), "last_run_timestamp_seconds");
+	ok(strstr(text, "cbexec_last_success_timestamp_seconds{circuit=\"night"
+	    "\\\"ly\"} 0.000\n"), "last_success_timestamp_seconds: 0, never");
+	ok(strstr(text, "_count") == NULL, "no metric ends in _count");
 	regcomp(&re, "^[a-zA-Z_:][a-zA-Z0-9_:]*(\\{[^}]*\\})? [0-9.eE+-]+$",
 	    REG_EXTENDED | REG_NOSUB);
 	for (line = strtok_r(text, "\n", &save); line != NULL;
@@ -708,7 +719,7 @@ test_metrics(void)
 		}
 	}
 	regfree(&re);
-	ok(allmatch && samples == 12, "every sample line is well-formed");
+	ok(allmatch && samples == 14, "every sample line is well-formed");
 	free(text);	/* strtok_r cut it up */
 	text = slurp(r.metrics_path);
 	ok(strstr(text, "cbexec_skips{circuit=\"night\\\"ly\"} 0\n") != NULL,
