@@ -23,12 +23,27 @@ env_nonempty(const char *name)
 	return v != NULL && *v != '\0' ? v : NULL;
 }
 
+char *
+circuit_state_dir(char *err, size_t len)
+{
+	const char *dir = env_nonempty("CBEXEC_STATE_DIR");
+	char *p;
+
+	p = dir != NULL ? strdup(dir) :
+	    xdg_dir("XDG_STATE_HOME", ".local/state", "cbexec");
+	if (p == NULL)
+		snprintf(err, len, "no state directory: neither "
+		    "CBEXEC_STATE_DIR, XDG_STATE_HOME (an absolute path) nor "
+		    "HOME is set");
+	return p;
+}
+
 int
 circuit_resolve(const struct options *o, struct circuit *c, char *err,
     size_t len)
 {
-	const char *dir, *base, *env_state = env_nonempty("CBEXEC_STATE");
-	char cflag[4200] = "";
+	const char *env_state = env_nonempty("CBEXEC_STATE");
+	char *dir, cflag[4200] = "";
 	int r = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -42,19 +57,10 @@ circuit_resolve(const struct options *o, struct circuit *c, char *err,
 		r = asprintf(&c->reset_hint, "cbexec %s--reset-circuit "
 		    "--state %s", p[0] == '/' ? "" : cflag, p);
 	} else if (o->name != NULL) {
-		if ((dir = env_nonempty("CBEXEC_STATE_DIR")) != NULL)
-			r = asprintf(&c->path, "%s/%s.json", dir, o->name);
-		else if ((base = env_nonempty("XDG_STATE_HOME")) != NULL)
-			r = asprintf(&c->path, "%s/cbexec/%s.json", base,
-			    o->name);
-		else if ((base = env_nonempty("HOME")) != NULL)
-			r = asprintf(&c->path, "%s/.local/state/cbexec/%s.json",
-			    base, o->name);
-		else {
-			snprintf(err, len, "--name %s: neither CBEXEC_STATE_DIR, "
-			    "XDG_STATE_HOME nor HOME is set", o->name);
+		if ((dir = circuit_state_dir(err, len)) == NULL)
 			return -1;
-		}
+		r = asprintf(&c->path, "%s/%s.json", dir, o->name);
+		free(dir);
 		if (r != -1)
 			r = asprintf(&c->reset_hint, "cbexec --reset-circuit "
 			    "--name %s", o->name);

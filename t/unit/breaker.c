@@ -219,9 +219,22 @@ test_threshold_at_half_open(void)
 	rec(ok_run(0));
 	is_int(S.state, CB_OPEN, "threshold 1 < half_open_after: OPEN at 1");
 	is_int(R.n, 2, "still CLOSED -> HALF_OPEN -> OPEN");
-	is_str(R.t[0].reason, "No progress detected for 1 iterations",
-	    "warning reason");
+	is_str(R.t[0].reason, "No progress detected for 1 iteration",
+	    "warning reason, singular");
+	is_str(R.t[1].reason, "No progress for 1 iteration",
+	    "open reason, singular");
 	is_int(R.outcome, OUT_OPEN, "outcome OPEN");
+
+	fresh();
+	L.max_consecutive_errors = 1;
+	L.no_progress = 9;
+	rec(build("h", 1));
+	is_str(S.open_reason, "1 consecutive error", "1 consecutive error");
+	fresh();
+	L.same_error = 1;
+	rec(build("h", 1));
+	is_str(S.open_reason, "Same error 1 time: error: boom",
+	    "same error 1 time");
 }
 
 static void
