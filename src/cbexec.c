@@ -177,12 +177,18 @@ usage_error(const char *msg)
 static void
 hold_closed_fds(void)
 {
-	int fd;
+	int fd, n;
 
-	for (fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
-		if (fcntl(fd, F_GETFD) == -1 && errno == EBADF &&
-		    open("/dev/null", O_RDONLY) == -1)
-			break;
+	for (fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF ||
+		    (n = open("/dev/null", O_RDONLY)) == -1)
+			continue;
+		/* With stdin closed as well, open() returned 0. */
+		if (n != fd) {
+			dup2(n, fd);
+			close(n);
+		}
+	}
 }
 
 /*

@@ -96,6 +96,9 @@ fi
 err=$("$CBEXEC" --status nightly 2>&1 >&-); rc=$?
 is "$rc" 125 "--status >&-: 125"
 like "$err" "^cbexec: write error: Bad file descriptor$" "--status >&-: says so"
+err=$("$CBEXEC" --status nightly 2>&1 <&- >&-); rc=$?
+is "$rc:$err" "125:cbexec: write error: Bad file descriptor" \
+	"--status with stdin and stdout closed: the same"
 err=$("$CBEXEC" --help 2>&1 >&-); rc=$?
 is "$rc" 125 "--help >&-: 125 with a message"
 like "$err" "write error" "--help >&-: says so"

@@ -10,20 +10,8 @@
 C="$TOP/contrib"
 
 # comp WORD...: the bash completion for "cbexec WORD...", the cursor on
-# the last word; COMPREPLY one per line, sorted, on one line.
-comp() {
-	bash -c '
-		. "$1" || exit 1
-		shift
-		COMP_WORDS=(cbexec "$@")
-		COMP_CWORD=$#
-		COMP_LINE="${COMP_WORDS[*]}"
-		COMP_POINT=${#COMP_LINE}
-		COMPREPLY=()
-		_cbexec cbexec "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-		printf "%s\n" "${COMPREPLY[@]}"
-	' comp "$C/cbexec.bash" "$@" 2>&1 | sort | tr '\n' ' ' | sed 's/ $//'
-}
+# the last word; COMPREPLY sorted, on one line.
+comp() { bash_comp "$C/cbexec.bash" "$@" | tr '\n' ' ' | sed 's/ $//'; }
 
 # Abbreviated options, as getopt_long takes them.
 is "$(comp --pha G)" GREEN "bash: --pha G (an abbreviation) -> GREEN"
