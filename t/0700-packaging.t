@@ -29,6 +29,19 @@ if command -v readelf >/dev/null 2>&1; then
 else
 	skip "no readelf"
 fi
+# Without it the binary says so at start-up, naming the library: a copy
+# whose NEEDED entry names a library that is nowhere (same length).
+soname=$(readelf -d "$TOP/cbexec" 2>/dev/null | sed -n 's/.*NEEDED.*\[\(libcrypto[^]]*\)\]/\1/p')
+if [ -n "$soname" ]; then
+	gone=$(printf '%s' "$soname" | sed 's/libcrypto/libcryptX/')
+	perl -0777 -pe "s/\Q$soname\E\0/$gone\0/" "$TOP/cbexec" > nolib
+	chmod +x nolib
+	err=$(./nolib --version 2>&1); rc=$?
+	is "$rc" 127 "libcrypto missing: the loader refuses to start it (127)"
+	like "$err" "$gone: cannot open shared object file" "... naming the library"
+else
+	skip "no readelf"; skip "no readelf"
+fi
 
 # A plain make on a machine without the libraries: one message naming
 # them and the packages, before any object is compiled.
