@@ -172,13 +172,14 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		;;
 	--progress)
 		# A comma-separated list: complete its last element, offering
-		# each source once.
+		# each source once (--record's yes and no stand alone).
 		if [[ $cur == *,* ]]; then
 			pre=${cur%,*},
 			cur=${cur##*,}
 		fi
 		left=
 		for s in $_cbexec_sources; do
+			[[ -n $pre && ($s == yes || $s == no) ]] && continue
 			[[ ,$pre == *",$s,"* ]] || left+=" $s"
 		done
 		mapfile -t COMPREPLY < <(compgen -P "$pre" -W "$left" -- "$cur")

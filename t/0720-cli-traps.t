@@ -40,7 +40,7 @@ ok "$([ -e ranbare ]; echo $?)" "... the command"
 cb --state w.json --wait-lock=30 -- true; is "$?" 0 "--wait-lock=30 works"
 
 # ---- operator commands on a circuit that does not exist ------------------
-for verb in --status --history --reset-circuit --trip; do
+for verb in --status --history --reset-circuit --trip --skip "--unskip GREEN"; do
 	err=$("$CBEXEC" $verb nightyl 2>&1); rc=$?
 	is "$rc" 125 "$verb on a mistyped name: 125"
 	like "$err" "^cbexec: no such circuit 'nightyl': $CBEXEC_STATE_DIR/nightyl.json does not exist$" \
