@@ -6,25 +6,27 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+# site-functions is in the $fpath of every zsh, for its own prefix and for
+# /usr/local; a distribution package sets its vendor directory instead
+# (Debian: ZSHCOMPDIR=/usr/share/zsh/vendor-completions).
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 PKG_CONFIG ?= pkg-config
 
+# A packager's CPPFLAGS, CFLAGS and LDFLAGS (dpkg-buildflags: the fortify
+# and hardening flags, -z relro, -z now) reach every compile and link;
+# what cbexec needs is added after them.
 CFLAGS ?= -g -O2
-# libcrypto is loaded at run time, on the first digest (src/digest.c): its
-# headers are needed here, its library only by its soname.
-CRYPTO_SONAME ?= $(shell objdump -p "$$($(PKG_CONFIG) --variable=libdir \
-	libcrypto 2>/dev/null)/libcrypto.so" 2>/dev/null | \
-	awk '/SONAME/ { print $$2 }')
-override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
-	-Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter -pthread \
-	-Iinclude $(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null) \
-	-DCRYPTO_SONAME='"$(or $(CRYPTO_SONAME),libcrypto.so.3)"'
+override CPPFLAGS += -D_GNU_SOURCE -Iinclude \
+	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null)
+override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wno-unused-parameter -pthread
 # libev is linked statically where its archive is installed (Debian's
 # libev-dev has it): resolving its symbols at start-up was a tenth of the
 # instructions of a whole invocation.  LIBEV=-lev links it dynamically.
 LIBEV ?= $(or $(wildcard $(shell $(CC) -print-file-name=libev.a \
 	2>/dev/null)),-lev)
-LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) $(LIBEV)
+LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson libcrypto 2>/dev/null) \
+	$(LIBEV)
 
 SRC = $(wildcard src/*.c src/*/*.c)
 OBJ = $(SRC:.c=.o)
@@ -37,27 +39,33 @@ PROVEFLAGS ?=
 all: cbexec
 
 cbexec: $(OBJ)
-	@$(PKG_CONFIG) --exists libcjson libcrypto || { \
-	  echo "cbexec: libcjson or libcrypto not found by pkg-config;" \
-	       "run build-aux/deps.sh (or make check / make demo)" >&2; exit 1; }
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS)
 
+# Before the first object is compiled: say which libraries are missing
+# instead of failing on the first #include.
+$(OBJ): | depcheck
+depcheck:
+	@CC="$(CC)" PKG_CONFIG="$(PKG_CONFIG)" sh build-aux/deps.sh --check
+
 src/%.o: src/%.c $(HDR)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 t/unit/%.t: t/unit/%.c t/tap.h $(LIBOBJ) $(HDR)
-	$(CC) $(CFLAGS) -It $(LDFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -It $(LDFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS)
 
 deps:
-	@sh build-aux/deps.sh
+	@CC="$(CC)" PKG_CONFIG="$(PKG_CONFIG)" sh build-aux/deps.sh
 
 # Each public target installs what is missing, then re-enters make so the
 # pkg-config flags are read with the dependencies present.
 check: deps
 	@$(MAKE) --no-print-directory test
 
+# Each test's stderr (cbexec's own messages, mostly) is shown only when
+# that test fails (build-aux/quiet-test).
+QUIET_TEST = sh $(CURDIR)/build-aux/quiet-test
 test: cbexec $(UNIT)
-	$(PROVE) $(PROVEFLAGS) --exec '' t/unit/*.t t/*.t
+	$(PROVE) $(PROVEFLAGS) --exec '$(QUIET_TEST)' t/unit/*.t t/*.t
 
 dev: deps
 	@$(MAKE) --no-print-directory CFLAGS="-g -O2 -Werror" all
@@ -85,9 +93,19 @@ install: cbexec
 	install -m 644 contrib/cbexec.bash $(DESTDIR)$(BASHCOMPDIR)/cbexec
 	install -m 644 contrib/_cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
 
+# Then each directory installed into and its parents, while they are
+# empty, up to $(PREFIX) (with DESTDIR: up to DESTDIR), never further.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/cbexec $(DESTDIR)$(MANDIR)/man1/cbexec.1 \
 	  $(DESTDIR)$(BASHCOMPDIR)/cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
+	@floor="$(if $(DESTDIR),$(DESTDIR),$(PREFIX))"; floor=$${floor%/}; \
+	for d in $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR); do \
+	  while [ "$${d%/}" != "$$floor" ] && \
+	      [ "$${d#"$$floor"/}" != "$$d" ] && rmdir "$$d" 2>/dev/null; do \
+	    echo "rmdir $$d"; d=$${d%/*}; \
+	  done; \
+	done
 
 clean:
 	rm -f cbexec src/*.o src/*/*.o t/unit/*.t t/faultshim.so
@@ -97,25 +115,23 @@ clean:
 # (clang; t/fuzz/), and a valgrind pass over part of the shell suite.  None
 # of these touch ./cbexec or src/*.o: the fuzz build lives in t/fuzz/build.
 t/faultshim.so: t/faultshim.c
-	$(CC) -shared -fPIC -O2 -Wall -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) -shared -fPIC -O2 -Wall -o $@ $< -ldl
 
 FUZZCC ?= clang
 FUZZTIME ?= 60
 FUZZ_TARGETS = state status classify duration config apply
-FUZZ_CFLAGS = -g -O1 -std=c11 -D_GNU_SOURCE -pthread -Iinclude \
-	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null) \
-	-fno-omit-frame-pointer -fsanitize=address,undefined \
-	-fno-sanitize-recover=undefined
+FUZZ_CFLAGS = -g -O1 -std=c11 -pthread -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJ = $(patsubst src/%.c,t/fuzz/build/%.o,$(filter-out src/cbexec.c,$(SRC)))
 FUZZ_BIN = $(patsubst %,t/fuzz/build/fuzz_%,$(FUZZ_TARGETS))
 .SECONDARY: $(FUZZ_OBJ)
 
 t/fuzz/build/%.o: src/%.c $(HDR)
 	@mkdir -p $(@D)
-	$(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(FUZZCC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 t/fuzz/build/fuzz_%: t/fuzz/fuzz_%.c $(FUZZ_OBJ) $(HDR)
-	$(FUZZCC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+	$(FUZZCC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
 
 # Each target runs FUZZTIME seconds from its seed corpus (t/fuzz/corpus/T,
 # never written) into a scratch corpus; a crash leaves its input as
@@ -142,9 +158,10 @@ fuzz-smoke:
 # Every shell test by default (4 minutes here); CI names a subset.
 VALGRIND_TESTS ?= $(wildcard t/*.t)
 valgrind: cbexec
-	CBEXEC=$(CURDIR)/t/valgrind-cbexec $(PROVE) $(PROVEFLAGS) --exec '' \
-	  $(VALGRIND_TESTS)
+	CBEXEC=$(CURDIR)/t/valgrind-cbexec $(PROVE) $(PROVEFLAGS) \
+	  --exec '$(QUIET_TEST)' $(VALGRIND_TESTS)
 
 .PHONY: fuzz fuzz-smoke valgrind
 
-.PHONY: all deps check test dev asan demo bench install uninstall clean
+.PHONY: all deps depcheck check test dev asan demo bench install uninstall \
+	clean

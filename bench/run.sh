@@ -9,6 +9,9 @@
 #   BENCH_ONLY="single kill" sh bench/run.sh   some of: single loop kill
 #                                        pipe status files
 #   CBEXEC=/path/to/cbexec sh bench/run.sh     another binary
+#   BENCH_ONLY=ab CBEXEC_B=/path/to/other/cbexec sh bench/run.sh
+#                                        this binary against another,
+#                                        invocation by invocation
 
 # Option lists ($NEVER, $LOOP, pkg-config output) are split on purpose.
 # shellcheck disable=SC2086,SC2046
@@ -42,9 +45,12 @@ build sleeper sleeper
 build mktree mktree
 build empty-libc empty
 # --no-as-needed: link the libraries even though nothing uses them.  Those
-# cbexec loads at start-up: cJSON (libev is linked statically where its
-# archive is installed; libcrypto is loaded on the first digest).
+# cbexec loads at start-up: cJSON and libcrypto (libev is linked statically
+# where its archive is installed); and cJSON alone, to tell libcrypto's
+# share.
 build empty-libs empty -Wl,--no-as-needed \
+	$(pkg-config --libs libcjson libcrypto 2>/dev/null || echo -lcjson -lcrypto)
+build empty-cjson empty -Wl,--no-as-needed \
 	$(pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 build hwm hwm -shared -fPIC
 build evp evp $(pkg-config --cflags --libs libcrypto 2>/dev/null || echo -lcrypto)
@@ -156,6 +162,9 @@ if want single; then
 	O=$SCRATCH/libs
 	"$AB" -n 41 -w 3 -o "$O" -- "$BENCH/empty-libs.bin" ::: "$BENCH/empty-libc.bin"
 	note "diagnosis: an empty main() linked with cbexec's libraries starts in $(calc %.2fms "$(med "$O" A 2) / 1e6"), with libc only $(calc %.2fms "$(med "$O" B 2) / 1e6")"
+	O=$SCRATCH/crypto
+	"$AB" -n 41 -w 3 -o "$O" -- "$BENCH/empty-libs.bin" ::: "$BENCH/empty-cjson.bin"
+	note "diagnosis: loading libcrypto (linked, NEEDED): an empty main() with it starts in $(calc %.2fms "$(med "$O" A 2) / 1e6"), without it $(calc %.2fms "$(med "$O" B 2) / 1e6"): $(calc %.2fx "$(med "$O" A 2) / $(med "$O" B 2)")"
 	O=$SCRATCH/fail
 	"$AB" -n 41 -w 3 -o "$O" -- "$CBEXEC" -q --name f $NEVER -- /bin/false \
 		::: "$CBEXEC" -q --name t $NEVER -- /bin/true
@@ -398,6 +407,38 @@ if want files; then
 		row "--progress files, 100 000 files (median, minus bare run)" \
 		    "${a}ms" "${b}ms" "${r}x" "<= 1.0x" "$(verdict "$r" "<=" 1.0)"
 		note "diagnosis: one walk before the run; nothing changed, so none after. A run that touches a file (a second walk): $(calc %.1fms "($(med "$O3" A 2) - $(med "$O2" A 2)) / 1e6"); a bare run takes $(calc %.1fms "$(med "$O2" A 2) / 1e6"); git status with core.preloadIndex=false (one thread for lstat) $(calc %.1fms "$(med "$O2" B 2) / 1e6")"
+	fi
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# A/B: this binary against another (CBEXEC_B), the same invocations
+# alternately: what a change costs per invocation.
+if want ab; then
+	if [ -z "${CBEXEC_B:-}" ] || [ ! -x "$CBEXEC_B" ]; then
+		skip "ab: set CBEXEC_B to the other cbexec"
+	else
+		say "== A/B: $CBEXEC (A) against $CBEXEC_B (B), 61 reps each"
+		D=${SHM:-$SCRATCH}
+		for what in ok fail status; do
+			O=$SCRATCH/ab-$what
+			case $what in
+			ok) set -- -q --state "$D/ab-a.json" $NEVER -- /bin/true \
+				::: "$CBEXEC_B" -q --state "$D/ab-b.json" $NEVER \
+				-- /bin/true ;;
+			fail) set -- -q --state "$D/ab-c.json" $NEVER -- /bin/false \
+				::: "$CBEXEC_B" -q --state "$D/ab-d.json" $NEVER \
+				-- /bin/false ;;
+			status) set -- --status --state "$D/ab-a.json" \
+				::: "$CBEXEC_B" --status --state "$D/ab-a.json" ;;
+			esac
+			"$AB" -n 61 -w 3 -o "$O" -- "$CBEXEC" "$@" >/dev/null
+			row "A/B: $what (median wall)" \
+			    "$(calc %.2fms "$(med "$O" A 2) / 1e6")" \
+			    "$(calc %.2fms "$(med "$O" B 2) / 1e6")" \
+			    "$(calc %.2fx "$(med "$O" A 2) / $(med "$O" B 2)")" "-" "-"
+			note "CPU: A $(calc %.2fms "$(med "$O" A 7) / 1e6"), B $(calc %.2fms "$(med "$O" B 7) / 1e6"): $(calc %.2fx "$(med "$O" A 7) / $(med "$O" B 7)"); peak RSS A $(med "$O" A 3) KiB, B $(med "$O" B 3) KiB"
+		done
 	fi
 	took
 fi

@@ -1,59 +1,87 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# Install cbexec's build and test dependencies when they are missing.
+# cbexec's build and test dependencies.
+#
+#   deps.sh          install what is missing (make deps, check, demo, ...)
+#   deps.sh --check  only say what is missing and exit 1 (before a plain
+#                    make compiles anything)
+#
 # Debian package names; apt-get as root, sudo apt-get otherwise.  Does
-# nothing when pkg-config, the libraries, libev's header and prove are found.
-# bats (the tests of contrib/circuit_breaker.sh) is optional: installed
-# when it can be without asking for a password, else its tests are skipped.
+# nothing when pkg-config, the libraries, libev's header and prove are
+# found.  Two test tools are optional, installed when that needs no
+# password, else the tests that use them are skipped and this says so:
+# bats (the tests of contrib/circuit_breaker.sh) and promtool (Debian's
+# prometheus package: the metrics lint).
 set -u
+CC=${CC:-cc}
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
-have_all() {
-	command -v pkg-config >/dev/null 2>&1 &&
-	pkg-config --exists libcjson libcrypto 2>/dev/null &&
-	printf '#include <ev.h>\n' | ${CC:-cc} -E -x c - >/dev/null 2>&1 &&
-	command -v prove >/dev/null 2>&1
+# missing: "what (Debian package)" for each build dependency not found.
+missing() {
+	command -v "${PKG_CONFIG%% *}" >/dev/null 2>&1 ||
+		echo "pkg-config (pkg-config)"
+	$PKG_CONFIG --exists libcjson 2>/dev/null || echo "cJSON (libcjson-dev)"
+	$PKG_CONFIG --exists libcrypto 2>/dev/null ||
+		echo "OpenSSL's libcrypto (libssl-dev)"
+	printf '#include <ev.h>\n' | $CC -E -x c - >/dev/null 2>&1 ||
+		echo "libev (libev-dev)"
 }
 
-# bats when root or password-less sudo can install it; never fatal.
-optional_bats() {
-	command -v bats >/dev/null 2>&1 && return 0
+if [ "${1:-}" = --check ]; then
+	m=$(missing)
+	[ -z "$m" ] && exit 0
+	list=$(printf '%s\n' "$m" | sed 's/ (.*//' | paste -sd, - | sed 's/,/, /g')
+	pkgs=$(printf '%s\n' "$m" | sed 's/.*(\(.*\))/\1/' | paste -sd' ' -)
+	echo "cbexec: missing build dependencies: $list" >&2
+	echo "cbexec: install them (Debian: apt-get install $pkgs)," \
+	     "or run 'make deps', 'make check' or 'make demo', which do" >&2
+	exit 1
+fi
+
+# optional TOOL PACKAGE WHAT: install PACKAGE for TOOL when root or
+# password-less sudo can; never fatal, says when WHAT will be skipped.
+optional() {
+	command -v "$1" >/dev/null 2>&1 && return 0
 	if [ "$(id -u)" -eq 0 ]; then
 		osudo=
 	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
 		osudo="sudo -n"
 	else
-		echo "deps: bats not installed (and not root): the BATS tests" \
-		     "of contrib/circuit_breaker.sh will be skipped" >&2
+		echo "deps: $1 not installed (Debian package $2; not root):" \
+		     "$3 will be skipped" >&2
 		return 0
 	fi
-	echo "deps: installing bats (optional)" >&2
-	{ DEBIAN_FRONTEND=noninteractive $osudo apt-get install -y -qq bats ||
+	echo "deps: installing $2 (optional, for $1)" >&2
+	{ DEBIAN_FRONTEND=noninteractive $osudo apt-get install -y -qq \
+	    --no-install-recommends "$2" ||
 	  { $osudo apt-get update -qq &&
-	    DEBIAN_FRONTEND=noninteractive $osudo apt-get install -y -qq bats; }
+	    DEBIAN_FRONTEND=noninteractive $osudo apt-get install -y -qq \
+	    --no-install-recommends "$2"; }
 	} >/dev/null 2>&1 ||
-	    echo "deps: could not install bats: its tests will be skipped" >&2
+	    echo "deps: could not install $2: $3 will be skipped" >&2
 	return 0
 }
 
-if have_all; then
-	optional_bats
-	exit 0
+if [ -n "$(missing)" ] || ! command -v prove >/dev/null 2>&1; then
+	pkgs="libev-dev libcjson-dev libssl-dev pkg-config perl"
+	if [ "$(id -u)" -eq 0 ]; then
+		sudo=
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo=sudo
+	else
+		echo "deps: missing build dependencies and not root, no sudo;" \
+		     "install: $pkgs" >&2
+		exit 1
+	fi
+	echo "deps: installing $pkgs" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq >&2 || exit 1
+	$sudo apt-get install -y -qq $pkgs >&2 || exit 1
+	if [ -n "$(missing)" ] || ! command -v prove >/dev/null 2>&1; then
+		echo "deps: still missing after install: $pkgs" >&2
+		exit 1
+	fi
 fi
-
-pkgs="libev-dev libcjson-dev libssl-dev pkg-config perl"
-if [ "$(id -u)" -eq 0 ]; then
-	sudo=
-elif command -v sudo >/dev/null 2>&1; then
-	sudo=sudo
-else
-	echo "deps: missing build dependencies and not root, no sudo;" \
-	     "install: $pkgs" >&2
-	exit 1
-fi
-
-echo "deps: installing $pkgs" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >&2 || exit 1
-$sudo apt-get install -y -qq $pkgs >&2 || exit 1
-have_all || { echo "deps: still missing after install: $pkgs" >&2; exit 1; }
-optional_bats
+optional bats bats "the BATS tests of contrib/circuit_breaker.sh"
+optional promtool prometheus "the promtool checks of the metrics and alerts"
+exit 0

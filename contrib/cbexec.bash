@@ -4,13 +4,16 @@
 # Installed as $(PREFIX)/share/bash-completion/completions/cbexec, or
 # sourced from ~/.bashrc:  . /path/to/contrib/cbexec.bash
 #
-# Completes cbexec's own options, phase names after --phase, signal names
-# after --signal, progress sources after --progress, circuit names (the
-# *.json files of the state directory) after --name and as the CIRCUIT of
-# --status, --reset-circuit, --history, --trip, --skip, --unskip and
-# --record, phase names after --unskip, a file after --allow-config, files
-# and directories where an option wants them, and after `--` or the first
-# non-option word the command and its arguments as usual.
+# Completes cbexec's own options, phase names after --phase (the built-in
+# ones and those of the config file, in any case) and --unskip, signal
+# names with or without SIG after --signal, progress sources after
+# --progress (each once), circuit names (the *.json files of the state
+# directory) after --name and as the CIRCUIT of --status, --reset-circuit,
+# --history, --trip, --skip, --unskip and --record, a file after
+# --allow-config, files and directories where an option wants them, and
+# after `--` or the first non-option word the command and its arguments as
+# usual.  Options may be abbreviated as
+# getopt_long allows (--pha for --phase).
 
 _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--reset-circuit --history --trip --json --last --reason --help
@@ -22,7 +25,7 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--max-retries --cooldown --half-open-trials --history-size --progress
 	--progress-cmd --watch --exclude --capture-bytes --no-capture-stdout
 	--keep-orphans --exit-codes --skip --unskip --record --exit --message
-	--stderr-file --stdout-file --allow-config'
+	--stderr-file --stdout-file --create --all --allow-config'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -42,10 +45,13 @@ _cbexec_signals='TERM INT HUP QUIT KILL USR1 USR2 ALRM ABRT PIPE CONT STOP
 	TRAP URG CHLD 0'
 _cbexec_sources='git files status cmd exit auto yes no'
 
-# The circuit names: NAME for every NAME.json in the state directory.
+# The circuit names: NAME for every NAME.json in the state directory.  A
+# relative XDG_STATE_HOME is ignored, as cbexec ignores it.
 _cbexec_circuits()
 {
-	local dir=${CBEXEC_STATE_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}/cbexec}
+	local xdg=$XDG_STATE_HOME
+	[[ $xdg == /* ]] || xdg=$HOME/.local/state
+	local dir=${CBEXEC_STATE_DIR:-$xdg/cbexec}
 	local f
 	for f in "$dir"/*.json; do
 		[[ -f $f ]] || continue
@@ -54,15 +60,71 @@ _cbexec_circuits()
 	done
 }
 
+# The long option $1 names, spelled out: itself, or the one option it is
+# a unique prefix of, as getopt_long takes it (--pha: --phase).
+_cbexec_expand()
+{
+	local o hit=
+	for o in $_cbexec_long_opts; do
+		[[ $o == "$1" ]] && { printf '%s\n' "$o"; return; }
+		if [[ $o == "$1"* ]]; then
+			[[ -n $hit ]] && { printf '%s\n' "$1"; return; }
+			hit=$o
+		fi
+	done
+	printf '%s\n' "${hit:-$1}"
+}
+
 # Does the long option $1 take a value?  Unique prefixes count, as with
 # getopt_long.
 _cbexec_takes_arg()
 {
-	local o
+	local o full
+	full=$(_cbexec_expand "$1")
 	for o in $_cbexec_arg_opts; do
-		[[ $o == "$1" ]] && return 0
+		[[ $o == "$full" ]] && return 0
 	done
 	return 1
+}
+
+# The phases the config file defines: that of -c/--config among the
+# words, else the user's config and the work tree's .cbexec/config.json.
+# Read with perl's JSON::PP when perl is there, else none.
+_cbexec_config_phases()
+{
+	local i w cfg= dir=. xdg=$XDG_CONFIG_HOME
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		w=${COMP_WORDS[i]}
+		case $w in
+		--) break ;;
+		-c) cfg=${COMP_WORDS[i + 1]} ;;
+		-C) dir=${COMP_WORDS[i + 1]} ;;
+		--*=*)
+			[[ $(_cbexec_expand "${w%%=*}") == --config ]] &&
+				cfg=${w#*=}
+			;;
+		--*)
+			case $(_cbexec_expand "$w") in
+			--config) cfg=${COMP_WORDS[i + 1]} ;;
+			--chdir) dir=${COMP_WORDS[i + 1]} ;;
+			esac
+			;;
+		esac
+	done
+	# A relative --config is relative to -C DIR, as cbexec reads it.
+	[[ -n $cfg && $cfg != /* ]] && cfg=$dir/$cfg
+	[[ $xdg == /* ]] || xdg=$HOME/.config
+	local files=("$xdg/cbexec/config.json" "$dir/.cbexec/config.json")
+	[[ -n $cfg ]] && files=("$cfg")
+	command -v perl >/dev/null 2>&1 || return 0
+	perl -MJSON::PP -e '
+		for my $f (@ARGV) {
+			open(my $h, "<", $f) or next;
+			local $/;
+			my $j = eval { decode_json(<$h>) } or next;
+			print "$_\n" for keys %{ ref $j->{phases} eq "HASH" ?
+			    $j->{phases} : {} };
+		}' "${files[@]}" 2>/dev/null
 }
 
 _cbexec_files()	# _cbexec_files -f|-d CUR
@@ -80,33 +142,54 @@ _cbexec_commands()	# _cbexec_commands CUR: command names, once each
 # takes no value.
 _cbexec_value()	# _cbexec_value OPT CUR
 {
-	local opt=$1 cur=$2 pre=
+	local opt=$1 cur=$2 pre= s left
 	# A cluster of short options (-lp): its last letter may want a value.
 	if [[ $opt == -[!-]* ]]; then
 		opt=${opt: -1}
 		[[ $_cbexec_arg_shorts == *"$opt"* ]] || return 1
 		opt=-$opt
+	elif [[ $opt == --* ]]; then
+		opt=$(_cbexec_expand "$opt")
 	fi
 	case $opt in
 	-p|--phase|--unskip)
-		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_phases" -- "${cur^^}")
+		# Phases are case-insensitive: the built-in ones and the config
+		# file's whose names begin with what was typed, in any case.
+		local p
+		mapfile -t COMPREPLY < <(
+			for p in $_cbexec_phases $(_cbexec_config_phases); do
+				[[ ${p^^} == "${cur^^}"* ]] && printf '%s\n' "$p"
+			done | sort -u)
 		;;
-	--signal)
-		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_signals" -- "${cur^^}")
+	-s|--signal)
+		# TERM or SIGTERM, as the user began to write it.
+		if [[ ${cur^^} == SIG* ]]; then
+			cur=${cur^^}
+			mapfile -t COMPREPLY < <(compgen -P SIG \
+				-W "${_cbexec_signals/ 0/}" -- "${cur:3}")
+		else
+			mapfile -t COMPREPLY < <(compgen -W "$_cbexec_signals" -- "${cur^^}")
+		fi
 		;;
 	--progress)
-		# A comma-separated list: complete its last element.
+		# A comma-separated list: complete its last element, offering
+		# each source once (--record's yes and no stand alone).
 		if [[ $cur == *,* ]]; then
 			pre=${cur%,*},
 			cur=${cur##*,}
 		fi
-		mapfile -t COMPREPLY < <(compgen -P "$pre" -W "$_cbexec_sources" -- "$cur")
+		left=
+		for s in $_cbexec_sources; do
+			[[ -n $pre && ($s == yes || $s == no) ]] && continue
+			[[ ,$pre == *",$s,"* ]] || left+=" $s"
+		done
+		mapfile -t COMPREPLY < <(compgen -P "$pre" -W "$left" -- "$cur")
 		compopt -o nospace 2>/dev/null
 		;;
 	-N|--name)
 		mapfile -t COMPREPLY < <(compgen -W "$(_cbexec_circuits)" -- "$cur")
 		;;
-	-s|--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file)
+	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file)
 		_cbexec_files -f "$cur"
 		;;
 	-C|--chdir|--watch)
@@ -146,20 +229,14 @@ _cbexec()
 		=)
 			skip=1
 			;;
-		--status|--reset-circuit|--history|--trip|--skip|--record)
-			op=1
-			;;
-		--unskip)
-			op=1
-			skip=1
-			;;
-		--allow-config)
-			op=2
-			;;
-		--*=*)
-			;;
 		--*)
-			_cbexec_takes_arg "$w" && skip=1
+			case $(_cbexec_expand "${w%%=*}") in
+			--status|--reset-circuit|--history|--trip|--skip|--unskip|--record)
+				op=1 ;;
+			--allow-config)
+				op=2 ;;
+			esac
+			[[ $w == *=* ]] || ! _cbexec_takes_arg "$w" || skip=1
 			;;
 		-?*)
 			# A cluster of short options; one that takes a value

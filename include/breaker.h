@@ -85,6 +85,18 @@ struct cb_skip {
 /* An error event keeps at most this many bytes of its task. */
 #define CB_EVENT_TASK_MAX 256
 
+/* Thresholds after precedence (CLI > env > config > phase > built-in). */
+struct cb_limits {
+	int no_progress;		/* --no-progress-threshold */
+	int same_error;			/* --same-error-threshold */
+	int half_open_after;		/* --half-open-after */
+	int max_consecutive_errors;
+	int max_retries;		/* same task failing N times = STUCK */
+	int half_open_trials;
+	double cooldown;		/* seconds; 0 = only an operator closes */
+	int history_size;
+};
+
 struct cb_state {
 	int version;			/* 1 */
 	char *name;			/* NULL without --name */
@@ -127,18 +139,10 @@ struct cb_state {
 					 * Skip gives up; else NULL */
 	struct cb_event *history;	/* oldest first */
 	size_t n_history;
-};
-
-/* Thresholds after precedence (CLI > env > config > phase > built-in). */
-struct cb_limits {
-	int no_progress;		/* --no-progress-threshold */
-	int same_error;			/* --same-error-threshold */
-	int half_open_after;		/* --half-open-after */
-	int max_consecutive_errors;
-	int max_retries;		/* same task failing N times = STUCK */
-	int half_open_trials;
-	double cooldown;		/* seconds; 0 = only an operator closes */
-	int history_size;
+	double last_run_at;		/* end of the last run; < 0 means null */
+	double last_success_at;		/* end of the last successful run */
+	struct cb_limits limits;	/* what the last run was judged by, for
+					 * --status; all 0: not recorded */
 };
 
 /* A finished run as the breaker sees it. */
@@ -198,7 +202,8 @@ int breaker_admit(struct cb_state *s, const struct cb_limits *l, double now,
  * After a run (SPEC §4 rules 1-4 and the trial rule of 5): bumps
  * iteration, moves the counters, records a run event and any transitions
  * in the history (bounded by l->history_size), sets last_error, opened_at,
- * open_reason, total_opens, errors_total and updated_at.
+ * open_reason, total_opens, errors_total, updated_at, last_run_at,
+ * last_success_at, and limits (a copy of *l).
  */
 void breaker_record(struct cb_state *s, const struct cb_limits *l,
     const struct cb_run *run, double now, struct cb_result *res);

@@ -40,6 +40,8 @@ struct options {
 	int json;
 	long last;			/* --last N, 0 = all */
 	char *reason;
+	int create;			/* --trip --create: no state file yet */
+	int all;			/* --status --all */
 	/* running */
 	char *phase;
 	double timeout, kill_after, budget, delay, backoff, backoff_max;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The core every subsystem builds on: the two clocks, ISO-8601 time,
- * durations as SPEC §1 writes them, SHA-256, UTF-8 checking, the
- * bounded byte ring and shell quoting.  Nothing here knows of circuits or
- * commands.
+ * durations as SPEC §1 writes them, SHA-256, UTF-8 checking, the XDG base
+ * directories, the bounded byte ring and shell quoting.  Nothing here
+ * knows of circuits or commands.
  */
 #ifndef CBEXEC_CORE_H
 #define CBEXEC_CORE_H
@@ -54,7 +54,8 @@ int digest_update(struct digest *d, const void *p, size_t n);	/* 0 / -1 */
 int digest_final(struct digest *d, char hex[DIGEST_HEX_LEN + 1]);
 void digest_abort(struct digest *d);	/* frees d without a result */
 
-/* Load libcrypto now rather than at the first digest; 0 / -1. */
+/* Set OpenSSL up and fetch SHA-256 now rather than at the first digest;
+ * 0 / -1. */
 int digest_prepare(void);
 
 /* One-shot helper. */
@@ -70,6 +71,14 @@ char *utf8_sanitize(const char *p, size_t n);
 size_t utf8_seq(const unsigned char *s, size_t n, int *valid);
 /* The first byte of p[0..n) that does not start a valid sequence, or NULL. */
 const char *utf8_invalid(const char *p, size_t n);
+
+/*
+ * An XDG base directory (xdg.c): "$VAR/LEAF" when the variable var holds an
+ * absolute path (relative values are ignored, as the spec says), else
+ * "$HOME/HOME_SUB/LEAF" (xdg_dir("XDG_STATE_HOME", ".local/state",
+ * "cbexec")).  Malloc'd; NULL when neither is usable or out of memory.
+ */
+char *xdg_dir(const char *var, const char *home_sub, const char *leaf);
 
 /*
  * A bounded byte ring (ring.c): keeps the last cap bytes pushed into it,

@@ -48,6 +48,8 @@ int config_allow(const struct options *o);
 
 /* --status, --history, --reset-circuit, --trip, --skip, --unskip. */
 int ops_status(const struct options *o, const struct circuit *c);
+/* --status --all: one line per circuit of the state directory. */
+int ops_status_all(const struct options *o);
 int ops_history(const struct options *o, const struct circuit *c);
 int ops_reset(const struct options *o, const struct circuit *c);
 int ops_trip(const struct options *o, const struct circuit *c);
@@ -58,5 +60,9 @@ int ops_unskip(const struct options *o, const struct circuit *c);
  * with that result would have been; returns the exit status such a run
  * would give (not remapped). */
 int driver_record(struct options *o, const struct circuit *c);
+/* Every operator verb's first step: 0 when the circuit's state file (or
+ * its lock, or anything else) is at its path, else -1 with "no such
+ * circuit" printed, naming the path (the caller exits 125). */
+int ops_need_circuit(const struct options *o, const struct circuit *c);
 
 #endif

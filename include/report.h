@@ -20,7 +20,7 @@ struct reporter {
 	int verbosity;		/* < 0 quiet: only errors and the OPEN block;
 				 * <= -2 silent: nothing on stderr (the log
 				 * still gets everything) */
-	int color;		/* stderr is a terminal and NO_COLOR unset */
+	int color;		/* stderr is a terminal that takes colour */
 	int log_fd;		/* --log, O_APPEND, or -1 */
 	const char *metrics_path;	/* --metrics or NULL */
 	const char *hook;	/* --on-state-change CMD or NULL */
@@ -77,14 +77,34 @@ void report_open_block(struct reporter *r, const struct cb_state *s,
 int report_metrics(struct reporter *r, const struct cb_state *s,
     double last_run_seconds, char *err, size_t errlen);
 
-/* --status: a human table, or the state object with json. */
+/* --status: a human table (ages as of now), or the state object with
+ * json. */
 void report_status(FILE *f, const struct cb_state *s, const char *label,
-    const char *reset_hint, int json);
+    const char *reset_hint, int json, double now);
 
-/* --history: one line per event, newest last; last > 0 keeps the last N.
- * On a terminal (tty) a one-line timeline of recent runs comes first. */
+/* --history: one line per event in columns, newest last; last > 0 keeps
+ * the last N.  width > 0: the output is a terminal that wide, and a
+ * timeline of the events, wrapped to it, comes first. */
 void report_history(FILE *f, const struct cb_state *s, long last, int json,
-    int tty);
+    int width);
+
+/* One circuit of --status --all. */
+struct status_row {
+	const char *name;		/* NAME, of NAME.json */
+	const char *path;		/* its state file */
+	const struct cb_state *s;	/* NULL when it could not be read */
+	const char *error;		/* then why */
+	double retry_at;		/* refused until then; < 0: none */
+};
+
+/* --status --all: a header and one line per circuit (cut to width when
+ * width > 0, a terminal's), or a JSON array with json.  Ages as of now. */
+void report_status_all(FILE *f, const struct status_row *rows, size_t n,
+    int json, int width, double now);
+
+/* The width of the terminal on fd ($COLUMNS first), or 0 when fd is not
+ * a terminal. */
+int terminal_width(int fd);
 
 /*
  * An operator's skip or unskip (SPEC §9): an event line and a --log

@@ -28,6 +28,14 @@ int state_load(const char *path, int follow_symlinks, const char *name,
     struct cb_state *s, char *err, size_t errlen);
 
 /*
+ * Load an existing state file (a missing one is an error here) into *s,
+ * and hand back its parsed JSON in *j (the caller frees both) for members
+ * this cbexec does not keep in struct cb_state.  Returns as state_load.
+ */
+int state_load_json(const char *path, int follow_symlinks, struct cb_state *s,
+    struct cJSON **j, char *err, size_t errlen);
+
+/*
  * Write s to path atomically: temp file in the same directory (0600),
  * fsync, rename, fsync of the directory.  Missing parent directories are
  * created 0700.  On failure the old file is untouched.

@@ -7,6 +7,7 @@
  * turns the result into the exit status, remapped by --exit-codes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,10 @@ usage(FILE *f)
 	fputs(
 "usage: cbexec [OPTIONS] [--] COMMAND [ARG...]   run COMMAND under the breaker\n"
 "       cbexec --status [--json] [CIRCUIT]        show a circuit (no lock)\n"
+"       cbexec --status --all [--json]            one line per circuit\n"
 "       cbexec --reset-circuit [--reason TEXT] [CIRCUIT]\n"
 "       cbexec --history [--json] [--last N] [CIRCUIT]\n"
-"       cbexec --trip [--reason TEXT] [CIRCUIT]   open it by hand\n"
+"       cbexec --trip [--create] [--reason TEXT] [CIRCUIT]  open it by hand\n"
 "       cbexec --skip [--phase P | --task T] [--reason TEXT] [CIRCUIT]\n"
 "       cbexec --unskip P|T [CIRCUIT]\n"
 "       cbexec --record [--exit N] [--message TEXT | --stderr-file F]\n"
@@ -36,7 +38,7 @@ usage(FILE *f)
 "       cbexec --help | --version\n"
 "\n"
 "Which circuit (CIRCUIT is a NAME, or a path with '/' or ending in .json):\n"
-"  -s, --state FILE          the state file itself\n"
+"      --state FILE          the state file itself\n"
 "  -N, --name NAME           $CBEXEC_STATE_DIR/NAME.json, default dir\n"
 "                            ${XDG_STATE_HOME:-$HOME/.local/state}/cbexec\n"
 "                            (neither: $CBEXEC_STATE, else the directory's\n"
@@ -48,7 +50,7 @@ usage(FILE *f)
 "  -p, --phase P             RED, GREEN, REFACTOR, DOCUMENT or a config phase\n"
 "  -t, --timeout D           limit for one run (120s)\n"
 "  -k, --kill-after D        SIGKILL this long after the timeout signal (10s)\n"
-"      --signal SIG          signal sent on timeout: name or number, 0 = none\n"
+"  -s, --signal SIG          signal sent on timeout: name or number, 0 = none\n"
 "  -T, --budget D            total time for this invocation (30m)\n"
 "  -n, --iterations N        at most N runs (1)\n"
 "  -l, --loop                run until done, tripped, or the budget is spent\n"
@@ -60,10 +62,12 @@ usage(FILE *f)
 "                            then .cbexec/config.json if approved with\n"
 "                            --allow-config: the command can write it)\n"
 "      --no-prompt           never show the menu when the circuit opens\n"
-"  -q, --quiet / -v, --verbose  (-qq: nothing on stderr but errors)\n"
+"  -q, --quiet / -v, --verbose  (-q: not even the refusal of an OPEN\n"
+"                            circuit; -qq: nothing on stderr but errors)\n"
 "      --log FILE            append JSON Lines events\n"
 "      --metrics FILE        rewrite a Prometheus textfile after each run\n"
-"      --wait-lock[=D]       wait for the lock instead of exiting BUSY\n"
+"      --wait-lock[=D]       wait for the lock instead of exiting BUSY (D after\n"
+"                            '=': --wait-lock=30s)\n"
 "      --on-state-change CMD run /bin/sh -c CMD after every transition\n"
 "      --ok-exit-codes LIST  exit codes that count as success (0)\n"
 "      --ignore-exit-codes LIST  exit codes that count as nothing\n"
@@ -86,7 +90,7 @@ usage(FILE *f)
 "      --half-open-trials N        (1)\n"
 "      --history-size N            (100)\n"
 "\n"
-"Operator commands:\n"
+"Operator commands (a CIRCUIT without a state file: \"no such circuit\", 125):\n"
 "      --status   --json   --history   --last N   --reset-circuit   --trip\n"
 "      --reason TEXT\n"
 "      --allow-config [FILE] approve FILE's content (.cbexec/config.json) as\n"
@@ -95,6 +99,8 @@ usage(FILE *f)
 "                            the circuit is stuck on, else its phase): runs\n"
 "                            for it exit 0 unstarted; the circuit CLOSES\n"
 "      --unskip P|T          run that phase or task again (a reset does too)\n"
+"      --create              with --trip: open a circuit that has not run yet\n"
+"      --all                 with --status: every circuit of the state dir\n"
 "\n"
 "Recording a run a loop script made itself (prints nothing; -v to speak):\n"
 "      --record              apply one run's result as a run would\n"
@@ -106,13 +112,15 @@ usage(FILE *f)
 "Exit status:\n"
 "  0        the last run succeeded or reported completion, the phase or task\n"
 "           was skipped (not run), or Skip was chosen; --status: not OPEN\n"
+"           (--status --all: none is OPEN)\n"
 "  1-119    the command's own exit status\n"
 "  120      OPEN: the circuit is open (refused, or opened now)\n"
 "  121      STUCK: the same error or the same task failed repeatedly\n"
 "  122      ABORT: fatal error class, or interrupted by the operator\n"
 "  123      BUSY: another cbexec holds this circuit\n"
 "  124      TIMEOUT: --timeout or --budget ran out\n"
-"  125      ERROR: cbexec itself failed (usage, config, state, I/O)\n"
+"  125      ERROR: cbexec itself failed (usage, config, state, no such\n"
+"           circuit, I/O, a write error on stdout)\n"
 "  126      COMMAND found but not executable\n"
 "  127      COMMAND not found\n"
 "  128+N    the command was killed by signal N\n"
@@ -156,6 +164,24 @@ usage_error(const char *msg)
 	return CB_EXIT_ERROR;
 }
 
+/*
+ * What was printed on stdout must have reached it (GNU's close_stdout):
+ * "--help >/dev/full" or "--status >&-" say so and exit 125.  main() sets
+ * errno to 0 before the printing, so a write that failed on the way (the
+ * stream then only has its error flag) has left its errno behind.
+ */
+static int
+flush_stdout(int rc)
+{
+	if (fflush(stdout) != EOF && !ferror(stdout))
+		return rc;
+	if (errno != 0)
+		fprintf(stderr, "cbexec: write error: %s\n", strerror(errno));
+	else
+		fputs("cbexec: write error\n", stderr);
+	return CB_EXIT_ERROR;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -170,9 +196,10 @@ main(int argc, char **argv)
 		rc = usage_error(err);
 		goto out;
 	}
+	errno = 0;
 	if (o.mode == MODE_HELP) {
 		usage(stdout);
-		rc = fflush(stdout) == EOF ? CB_EXIT_ERROR : CB_EXIT_OK;
+		rc = flush_stdout(CB_EXIT_OK);
 		goto out;
 	}
 	if (o.mode == MODE_VERSION) {
@@ -183,7 +210,7 @@ main(int argc, char **argv)
 		    "redistribute it.\n"
 		    "There is NO WARRANTY, to the extent permitted by law.\n",
 		    CBEXEC_VERSION);
-		rc = fflush(stdout) == EOF ? CB_EXIT_ERROR : CB_EXIT_OK;
+		rc = flush_stdout(CB_EXIT_OK);
 		goto out;
 	}
 	if (o.chdir != NULL && chdir(o.chdir) == -1) {
@@ -208,17 +235,23 @@ main(int argc, char **argv)
 		rc = usage_error(err);
 		goto out;
 	}
+	if (o.all) {
+		errno = 0;
+		rc = remap(&o, flush_stdout(ops_status_all(&o)));
+		goto out;
+	}
 	if (circuit_resolve(&o, &c, err, sizeof(err)) == -1) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		rc = CB_EXIT_ERROR;
 		goto out;
 	}
+	errno = 0;
 	switch (o.mode) {
 	case MODE_STATUS:
-		rc = ops_status(&o, &c);
+		rc = flush_stdout(ops_status(&o, &c));
 		break;
 	case MODE_HISTORY:
-		rc = ops_history(&o, &c);
+		rc = flush_stdout(ops_history(&o, &c));
 		break;
 	case MODE_RESET:
 		rc = ops_reset(&o, &c);

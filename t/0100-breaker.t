@@ -17,6 +17,7 @@ is "$(jget "$ST" total_opens)" 1 "total_opens 1"
 like "$(jget "$ST" opened_at)" '^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z$' "opened_at is ISO-8601 with ms"
 cb -- touch ran 2>err; is "$?" 120 "OPEN refuses: 120"
 ok "$(test ! -e ran; echo $?)" "OPEN: the command did not run"
+"$CBEXEC" --no-prompt --name nightly --progress exit -- touch ran 2>err
 like "$(cat err)" "reset-circuit --name nightly" "refusal says how to reset"
 is "$(jget "$ST" iteration)" 3 "refusal moves no counter"
 "$CBEXEC" --status --name nightly > status; is "$?" 120 "--status on OPEN: 120"

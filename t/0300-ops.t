@@ -54,7 +54,8 @@ is "$(printf '%s\n' "$out" | wc -l)" 2 "--history --last 2: two lines"
 like "$out" 'reset' "--history shows the reset"
 "$CBEXEC" --history --json --state h.json > hj
 is "$(perl -MJSON::PP -0777 -e 'print scalar @{decode_json(<STDIN>)}' < hj)" "$(jget h.json history | perl -MJSON::PP -0777 -e 'print scalar @{decode_json(<STDIN>)}')" "--history --json: every event"
-out=$("$CBEXEC" --status --state none.json); is "$?" 0 "--status of a missing circuit: CLOSED, 0"
+out=$("$CBEXEC" --status --state none.json 2>&1); is "$?" 125 "--status of a missing circuit: 125"
+like "$out" "no such circuit: none.json does not exist" "... saying so"
 
 # Circuit selection.
 CBEXEC_STATE="$SCRATCH/env.json" cb -- true

@@ -49,10 +49,11 @@ is "$(utf8json "$ST")" "" "STUCK on a bad TASK: state file is valid UTF-8 JSON"
 # Operator text is stored too: --task, --reason.
 C --task "$(printf 'k\377\376')" -- false
 is "$(utf8json "$ST")" "" "invalid UTF-8 in --task: state file is valid UTF-8 JSON"
-"$CBEXEC" -q --trip --reason "$(printf 'r\377\376')" --state trip.json 2>/dev/null
+"$CBEXEC" -q --trip --create --reason "$(printf 'r\377\376')" --state trip.json 2>/dev/null
 is "$(utf8json trip.json)" "" "invalid UTF-8 in --trip --reason: state is valid UTF-8"
 # Text cbexec takes from its environment and config as it is: $USER (the
 # history's "user") and a config rule's type.
+"$CBEXEC" -q --trip --create --state user.json 2>/dev/null
 USER=$(printf 'u\377\376') "$CBEXEC" -q --reset-circuit --state user.json 2>/dev/null
 is "$(utf8json user.json)" "" "invalid UTF-8 in \$USER: state is valid UTF-8"
 is "$(perl -MJSON::PP -0777 -e 'print decode_json(<STDIN>)->{history}[-1]{user} eq "u\x{FFFD}\x{FFFD}" ? "kept" : "lost"' < user.json)" \

@@ -15,19 +15,7 @@ skip() {	# skip REASON
 
 # comp WORD...: run the bash completion for "cbexec WORD...", the cursor on
 # the last word; prints COMPREPLY one per line, sorted.
-comp() {
-	bash -c '
-		. "$1" || exit 1
-		shift
-		COMP_WORDS=(cbexec "$@")
-		COMP_CWORD=$#
-		COMP_LINE="${COMP_WORDS[*]}"
-		COMP_POINT=${#COMP_LINE}
-		COMPREPLY=()
-		_cbexec cbexec "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-		printf "%s\n" "${COMPREPLY[@]}"
-	' comp "$C/cbexec.bash" "$@" 2>&1 | sort
-}
+comp() { bash_comp "$C/cbexec.bash" "$@"; }
 has() {	# has WORD LIST: WORD is a line of LIST
 	printf '%s\n' "$2" | grep -Fxq -- "$1"
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # make install / make uninstall with DESTDIR and PREFIX: the binary, the man
-# page and both completions land where packagers expect them, and uninstall
-# removes exactly those.
+# page and both completions land where packagers expect them (zsh's in
+# site-functions, or ZSHCOMPDIR), and uninstall removes exactly those and
+# the directories install made for them.
 . "$(dirname "$0")/lib.sh"
 DEST=$SCRATCH/dest
 P=$DEST/usr/local
@@ -16,10 +17,10 @@ ok "$(cmp -s "$P/share/man/man1/cbexec.1" "$TOP/man/cbexec.1"; echo $?)" \
 	"installs share/man/man1/cbexec.1"
 ok "$(cmp -s "$P/share/bash-completion/completions/cbexec" "$TOP/contrib/cbexec.bash"; echo $?)" \
 	"installs share/bash-completion/completions/cbexec"
-ok "$(cmp -s "$P/share/zsh/vendor-completions/_cbexec" "$TOP/contrib/_cbexec"; echo $?)" \
-	"installs share/zsh/vendor-completions/_cbexec"
+ok "$(cmp -s "$P/share/zsh/site-functions/_cbexec" "$TOP/contrib/_cbexec"; echo $?)" \
+	"installs share/zsh/site-functions/_cbexec (in zsh's \$fpath)"
 is "$(cd "$DEST" && find . -type f | sort | tr '\n' ' ')" \
-	"./usr/local/bin/cbexec ./usr/local/share/bash-completion/completions/cbexec ./usr/local/share/man/man1/cbexec.1 ./usr/local/share/zsh/vendor-completions/_cbexec " \
+	"./usr/local/bin/cbexec ./usr/local/share/bash-completion/completions/cbexec ./usr/local/share/man/man1/cbexec.1 ./usr/local/share/zsh/site-functions/_cbexec " \
 	"installs those four files and nothing else"
 is "$(stat -c %a "$P/bin/cbexec" "$P/share/man/man1/cbexec.1" | tr '\n' ' ')" "755 644 " \
 	"modes: binary 755, man page 644"
@@ -30,4 +31,27 @@ out=$(make -C "$TOP" uninstall DESTDIR="$DEST" PREFIX=/usr/local 2>&1); rc=$?
 is "$rc" 0 "make uninstall DESTDIR=... PREFIX=/usr/local"
 is "$(cd "$DEST" && find . \( -type f -o -type l \) | sort | tr '\n' ' ')" "" \
 	"uninstall leaves no file under DESTDIR"
+is "$(cd "$DEST" && find . -mindepth 1 | sort | tr '\n' ' ')" "" \
+	"uninstall removes the directories install made"
+
+# A directory that holds something else stays, and so does PREFIX.
+D2=$SCRATCH/dest2
+mkdir -p "$D2/opt/cb/share/man/man1" "$D2/opt/cb/share/zsh/site-functions"
+: > "$D2/opt/cb/share/man/man1/other.1"
+make -C "$TOP" install DESTDIR="$D2" PREFIX=/opt/cb >/dev/null 2>&1
+make -C "$TOP" uninstall DESTDIR="$D2" PREFIX=/opt/cb >/dev/null 2>&1
+is "$(cd "$D2" && find . -mindepth 1 | sort | tr '\n' ' ')" \
+	"./opt ./opt/cb ./opt/cb/share ./opt/cb/share/man ./opt/cb/share/man/man1 ./opt/cb/share/man/man1/other.1 " \
+	"uninstall keeps directories that are not empty"
+# Without DESTDIR, PREFIX itself is kept even when it ends up empty.
+make -C "$TOP" install PREFIX="$SCRATCH/pfx" >/dev/null 2>&1
+make -C "$TOP" uninstall PREFIX="$SCRATCH/pfx" >/dev/null 2>&1
+is "$(find "$SCRATCH/pfx" | wc -l | tr -d ' ')" 1 "uninstall keeps PREFIX itself"
+
+# ZSHCOMPDIR puts the zsh completion where a distribution wants it.
+D3=$SCRATCH/dest3
+make -C "$TOP" install DESTDIR="$D3" PREFIX=/usr \
+	ZSHCOMPDIR=/usr/share/zsh/vendor-completions >/dev/null 2>&1
+ok "$(test -f "$D3/usr/share/zsh/vendor-completions/_cbexec"; echo $?)" \
+	"ZSHCOMPDIR=/usr/share/zsh/vendor-completions is honoured"
 done_testing

@@ -79,3 +79,19 @@ jget() {
 jcompact() {
 	perl -MJSON::PP -0777 -e 'print JSON::PP->new->canonical->encode(decode_json(<STDIN>)), "\n"' < "$1"
 }
+# bash_comp FILE WORD...: the bash completion function of FILE run for
+# "cbexec WORD...", the cursor on the last word; COMPREPLY one per line,
+# sorted.
+bash_comp() {
+	bash -c '
+		. "$1" || exit 1
+		shift
+		COMP_WORDS=(cbexec "$@")
+		COMP_CWORD=$#
+		COMP_LINE="${COMP_WORDS[*]}"
+		COMP_POINT=${#COMP_LINE}
+		COMPREPLY=()
+		_cbexec cbexec "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+		printf "%s\n" "${COMPREPLY[@]}"
+	' comp "$@" 2>&1 | sort
+}

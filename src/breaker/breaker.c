@@ -121,6 +121,13 @@ inc_long(long *c)
 		(*c)++;
 }
 
+/* "s" unless n is 1: "1 iteration", "2 iterations". */
+static const char *
+plural(long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* A threshold of 0 is disabled; the CLI only lets 1 and up through. */
 static int
 reached(int count, int threshold)
@@ -194,8 +201,8 @@ static void
 half_open(struct cb_state *s, const struct cb_limits *l,
     struct cb_result *res, double now)
 {
-	char *why = str_fmt("No progress detected for %d iterations",
-	    s->no_progress_count);
+	char *why = str_fmt("No progress detected for %d iteration%s",
+	    s->no_progress_count, plural(s->no_progress_count));
 
 	move_to(s, l, res, CB_HALF_OPEN, why, NULL, now);
 	free(why);
@@ -325,20 +332,23 @@ check_trip(struct cb_state *s, const struct cb_limits *l, double now,
 	if (reached(s->same_error_count, l->same_error)) {
 		msg = s->last_error.message != NULL ?
 		    s->last_error.message : s->last_error.type;
-		why = str_fmt("Same error %d times: %s", s->same_error_count, msg);
+		why = str_fmt("Same error %d time%s: %s", s->same_error_count,
+		    plural(s->same_error_count), msg);
 	} else if (s->last_failed_task != NULL &&
 	    reached(s->same_task_failures, l->max_retries)) {
-		why = str_fmt("Task %s failed %d times in a row",
-		    s->last_failed_task, s->same_task_failures);
+		why = str_fmt("Task %s failed %d time%s in a row",
+		    s->last_failed_task, s->same_task_failures,
+		    plural(s->same_task_failures));
 	} else if (reached(s->no_progress_count, l->no_progress)) {
 		out = OUT_OPEN;
 		if (s->state == CB_CLOSED && l->half_open_after > 0)
 			half_open(s, l, res, now);
-		why = str_fmt("No progress for %d iterations",
-		    s->no_progress_count);
+		why = str_fmt("No progress for %d iteration%s",
+		    s->no_progress_count, plural(s->no_progress_count));
 	} else if (reached(s->consecutive_errors, l->max_consecutive_errors)) {
 		out = OUT_OPEN;
-		why = str_fmt("%d consecutive errors", s->consecutive_errors);
+		why = str_fmt("%d consecutive error%s", s->consecutive_errors,
+		    plural(s->consecutive_errors));
 	} else {
 		return;
 	}
@@ -421,6 +431,8 @@ record(struct cb_state *s, const struct cb_limits *l,
 	res->outcome = OUT_OK;
 	inc_long(&s->iteration);
 	s->updated_at = now;
+	s->last_run_at = now;
+	s->limits = *l;
 	/* An ignored exit neither counts nor spends a trial; the history
 	 * still shows that it ran. */
 	if (run->ignored) {
@@ -437,6 +449,8 @@ record(struct cb_state *s, const struct cb_limits *l,
 		breaker_add_event(s, l->history_size, &e);
 		return;
 	}
+	if (run->cls == CB_CLASS_SUCCESS)
+		s->last_success_at = now;
 	count_run(s, run);
 	log_run(s, l, run, now);
 

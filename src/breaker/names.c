@@ -143,6 +143,8 @@ breaker_init(struct cb_state *s, const char *name)
 	s->state = CB_CLOSED;
 	s->opened_at = -1;
 	s->updated_at = -1;
+	s->last_run_at = -1;
+	s->last_success_at = -1;
 	s->outcome = OUT_OK;
 	if (name != NULL && (s->name = strdup(name)) == NULL)
 		return -1;

@@ -29,7 +29,8 @@ enum opt_id {
 	O_HALF_OPEN_TRIALS, O_HISTORY_SIZE, O_PROGRESS, O_PROGRESS_CMD,
 	O_WATCH, O_EXCLUDE, O_CAPTURE_BYTES, O_NO_CAPTURE_STDOUT,
 	O_KEEP_ORPHANS, O_EXIT_CODES, O_SKIP, O_UNSKIP, O_RECORD, O_EXIT,
-	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_ALLOW_CONFIG, O_COUNT
+	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_CREATE, O_ALL, O_ALLOW_CONFIG,
+	O_COUNT
 };
 /* o->origin has a slot per option; a table that outgrows it fails to
  * compile rather than writing past it. */
@@ -40,7 +41,8 @@ _Static_assert(O_COUNT <= sizeof(((struct options *)0)->origin),
  * config itself, or they are commands rather than settings, or the facts
  * of one recorded run. */
 #define NOT_IN_CONFIG(id) ((id) <= O_VERSION || (id) == O_CONFIG ||	\
-	((id) >= O_SKIP && (id) <= O_STDOUT_FILE) || (id) == O_ALLOW_CONFIG)
+	((id) >= O_SKIP && (id) <= O_STDOUT_FILE) || (id) == O_CREATE ||	\
+	(id) == O_ALL || (id) == O_ALLOW_CONFIG)
 
 struct opt {
 	const char *name;
@@ -50,7 +52,7 @@ struct opt {
 };
 
 static const struct opt opts[] = {
-	{ "state", required_argument, 's', O_STATE },
+	{ "state", required_argument, 0, O_STATE },
 	{ "name", required_argument, 'N', O_NAME },
 	{ "chdir", required_argument, 'C', O_CHDIR },
 	{ "follow-symlinks", no_argument, 0, O_FOLLOW },
@@ -66,7 +68,7 @@ static const struct opt opts[] = {
 	{ "phase", required_argument, 'p', O_PHASE },
 	{ "timeout", required_argument, 't', O_TIMEOUT },
 	{ "kill-after", required_argument, 'k', O_KILL_AFTER },
-	{ "signal", required_argument, 0, O_SIGNAL },
+	{ "signal", required_argument, 's', O_SIGNAL },
 	{ "budget", required_argument, 'T', O_BUDGET },
 	{ "iterations", required_argument, 'n', O_ITERATIONS },
 	{ "loop", no_argument, 'l', O_LOOP },
@@ -107,6 +109,8 @@ static const struct opt opts[] = {
 	{ "message", required_argument, 0, O_MESSAGE },
 	{ "stderr-file", required_argument, 0, O_STDERR_FILE },
 	{ "stdout-file", required_argument, 0, O_STDOUT_FILE },
+	{ "create", no_argument, 0, O_CREATE },
+	{ "all", no_argument, 0, O_ALL },
 	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG },
 };
 
@@ -427,6 +431,12 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return replace_str(&o->stderr_file, v);
 	case O_STDOUT_FILE:
 		return replace_str(&o->stdout_file, v);
+	case O_CREATE:
+		o->create = 1;
+		return 0;
+	case O_ALL:
+		o->all = 1;
+		return 0;
 	case O_COUNT:
 		break;
 	}
@@ -479,6 +489,36 @@ long_option_error(const char *arg, char *err, size_t len)
 	if (hits == 1 && eq != NULL && hit->has_arg == no_argument)
 		return errf(err, len, "option '--%s' takes no value", hit->name);
 	return errf(err, len, "unknown option '%s'", arg);
+}
+
+/*
+ * Whether word, the argument after an optional-value option given bare,
+ * reads as that option's value.  getopt takes a value only when attached
+ * with '=', so "--wait-lock 30 -- cmd" would run a command named 30: that
+ * is refused instead of guessed at either way.
+ */
+static int
+takes_word(const struct opt *op, const char *word)
+{
+	double d;
+
+	switch (op->id) {
+	case O_WAIT_LOCK:
+		return duration_parse(word, &d) != -1;
+	default:
+		return 0;
+	}
+}
+
+/* The operator options that go with one verb only. */
+static int
+check_verb_options(const struct options *o, char *err, size_t len)
+{
+	if (o->create && o->mode != MODE_TRIP)
+		return errf(err, len, "--create goes only with --trip");
+	if (o->all && o->mode != MODE_STATUS)
+		return errf(err, len, "--all goes only with --status");
+	return 0;
 }
 
 int
@@ -534,18 +574,26 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 		if (op->has_arg == no_argument && optarg != NULL)
 			return errf(err, len, "option --%s takes no value",
 			    op->name);
+		if (op->has_arg == optional_argument && optarg == NULL &&
+		    optind < argc && takes_word(op, argv[optind]))
+			return errf(err, len, "option --%s takes its value "
+			    "after '=': write --%s=%s (or put -- before a "
+			    "command named %s)", op->name, op->name,
+			    argv[optind], argv[optind]);
 		if (apply(o, op, optarg, FROM_CLI, err, len) == -1)
 			return -1;
 	}
 	n_cmd = argc - optind;
+	if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
+		return 0;
+	if (check_verb_options(o, err, len) == -1)
+		return -1;
 	if (o->mode == MODE_RUN) {
 		if (n_cmd == 0)
 			return errf(err, len, "no COMMAND given");
 		o->argv = argv + optind;
 		return 0;
 	}
-	if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
-		return 0;
 	if (o->mode == MODE_ALLOW_CONFIG) {
 		if (n_cmd > 1)
 			return errf(err, len, "too many arguments: '%s'",
@@ -553,6 +601,10 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 		return replace_str(&o->allow_path, n_cmd == 1 ?
 		    argv[optind] : ".cbexec/config.json");
 	}
+	if (o->all && (n_cmd > 0 || o->state_path != NULL ||
+	    o->name != NULL))
+		return errf(err, len, "--status --all lists every circuit of "
+		    "the state directory: no CIRCUIT, --state or --name");
 	/* Operator commands take at most one CIRCUIT: a path or a name. */
 	if (n_cmd > 1)
 		return errf(err, len, "too many arguments: '%s'",

@@ -5,13 +5,14 @@
  * struct digest wraps one EVP_MD_CTX; digest_final and digest_abort are
  * the only ways out and both free it, so callers never touch OpenSSL.
  *
- * libcrypto is loaded with dlopen on the first digest, not linked: most
- * invocations (a successful run, --status) never hash anything, and
- * loading and relocating libcrypto would cost them about a millisecond and
- * 1.4 MiB of resident memory.  OpenSSL's configuration file is not read
- * either: SHA-256 from the default provider needs none of it.
+ * libcrypto is linked like any library, so packaging tools see it among
+ * the binary's NEEDED entries and a system without it fails at start-up
+ * with the dynamic loader's message naming the library.  OpenSSL is
+ * initialised on the first digest, without reading its configuration
+ * file (SHA-256 from the default provider needs none of it): most
+ * invocations (a successful run, --status) never hash anything and so
+ * never pay for the provider's set-up.
  */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -20,47 +21,15 @@
 
 #include "core.h"
 
-#ifndef CRYPTO_SONAME
-#define CRYPTO_SONAME "libcrypto.so.3"
-#endif
-
-static struct {
-	int state;		/* 0 not tried, 1 loaded, -1 failed */
-	EVP_MD_CTX *(*ctx_new)(void);
-	void (*ctx_free)(EVP_MD_CTX *);
-	const EVP_MD *(*sha256)(void);
-	int (*init)(EVP_MD_CTX *, const EVP_MD *, ENGINE *);
-	int (*update)(EVP_MD_CTX *, const void *, size_t);
-	int (*final)(EVP_MD_CTX *, unsigned char *, unsigned int *);
-	int (*init_crypto)(uint64_t, const OPENSSL_INIT_SETTINGS *);
-} ossl;
-
-/* Casting dlsym's void * to a function pointer is what POSIX intends. */
-#define SYM(field, name) (*(void **)&ossl.field = dlsym(h, name))
-
 static int
 load(void)
 {
-	void *h;
+	static int state;	/* 0 not tried, 1 ready, -1 failed */
 
-	if (ossl.state != 0)
-		return ossl.state == 1 ? 0 : -1;
-	ossl.state = -1;
-	if ((h = dlopen(CRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL)
-		return -1;
-	if (!SYM(ctx_new, "EVP_MD_CTX_new") ||
-	    !SYM(ctx_free, "EVP_MD_CTX_free") ||
-	    !SYM(sha256, "EVP_sha256") ||
-	    !SYM(init, "EVP_DigestInit_ex") ||
-	    !SYM(update, "EVP_DigestUpdate") ||
-	    !SYM(final, "EVP_DigestFinal_ex") ||
-	    !SYM(init_crypto, "OPENSSL_init_crypto"))
-		return -1;
-	if (ossl.init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
-	    OPENSSL_INIT_NO_ATEXIT, NULL) != 1)
-		return -1;
-	ossl.state = 1;
-	return 0;
+	if (state == 0)
+		state = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
+		    OPENSSL_INIT_NO_ATEXIT, NULL) == 1 ? 1 : -1;
+	return state == 1 ? 0 : -1;
 }
 
 struct digest {
@@ -72,9 +41,9 @@ digest_prepare(void)
 {
 	char hex[DIGEST_HEX_LEN + 1];
 
-	/* One digest also makes OpenSSL fetch SHA-256 from its provider,
-	 * the slow part of the first digest after the load. */
-	return load() == -1 ? -1 : digest_hex("", 0, hex);
+	/* One digest makes OpenSSL fetch SHA-256 from its provider, the
+	 * slow part of the first digest. */
+	return digest_hex("", 0, hex);
 }
 
 struct digest *
@@ -84,9 +53,9 @@ digest_new(void)
 
 	if (load() == -1 || (d = malloc(sizeof(*d))) == NULL)
 		return NULL;
-	if ((d->ctx = ossl.ctx_new()) == NULL)
+	if ((d->ctx = EVP_MD_CTX_new()) == NULL)
 		goto fail;
-	if (ossl.init(d->ctx, ossl.sha256(), NULL) != 1)
+	if (EVP_DigestInit_ex(d->ctx, EVP_sha256(), NULL) != 1)
 		goto fail;
 	return d;
 fail:
@@ -99,7 +68,7 @@ digest_update(struct digest *d, const void *p, size_t n)
 {
 	if (n == 0)
 		return 0;
-	return ossl.update(d->ctx, p, n) == 1 ? 0 : -1;
+	return EVP_DigestUpdate(d->ctx, p, n) == 1 ? 0 : -1;
 }
 
 int
@@ -110,7 +79,8 @@ digest_final(struct digest *d, char hex[DIGEST_HEX_LEN + 1])
 	unsigned int n = 0, i;
 	int rc = -1;
 
-	if (ossl.final(d->ctx, md, &n) != 1 || n * 2 != DIGEST_HEX_LEN)
+	if (EVP_DigestFinal_ex(d->ctx, md, &n) != 1 ||
+	    n * 2 != DIGEST_HEX_LEN)
 		goto out;
 	for (i = 0; i < n; i++) {
 		hex[2 * i] = xd[md[i] >> 4];
@@ -128,8 +98,7 @@ digest_abort(struct digest *d)
 {
 	if (d == NULL)
 		return;
-	if (d->ctx != NULL)
-		ossl.ctx_free(d->ctx);
+	EVP_MD_CTX_free(d->ctx);
 	free(d);
 }
 

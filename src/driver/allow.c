@@ -147,21 +147,19 @@ int
 config_implicit(struct options *o, char *err, size_t len)
 {
 	char cpath[PATH_MAX], want[DIGEST_HEX_LEN + 1], have[DIGEST_HEX_LEN + 1];
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	char *user = NULL, *text, *q;
+	char *dir, *user = NULL, *text, *q;
 	struct stat st;
 	size_t n;
 	int missing, rc;
 
-	if (xdg != NULL && *xdg != '\0')
-		rc = asprintf(&user, "%s/cbexec/config.json", xdg);
-	else if (home != NULL && *home != '\0')
-		rc = asprintf(&user, "%s/.config/cbexec/config.json", home);
-	else
-		rc = 0;
-	if (rc == -1) {
-		snprintf(err, len, "out of memory");
-		return -1;
+	/* No config directory (no HOME) is no user config. */
+	if ((dir = xdg_dir("XDG_CONFIG_HOME", ".config", "cbexec")) != NULL) {
+		rc = asprintf(&user, "%s/config.json", dir);
+		free(dir);
+		if (rc == -1) {
+			snprintf(err, len, "out of memory");
+			return -1;
+		}
 	}
 	/* One the user cannot even see (HOME another user's, as under
 	 * sudo -u) is no config of theirs. */

@@ -32,25 +32,15 @@ env_nonempty(const char *name)
 char *
 circuit_state_dir(char *err, size_t len)
 {
-	const char *dir, *base;
-	char *p = NULL;
-	int r;
+	const char *dir = env_nonempty("CBEXEC_STATE_DIR");
+	char *p;
 
-	if ((dir = env_nonempty("CBEXEC_STATE_DIR")) != NULL)
-		r = asprintf(&p, "%s", dir);
-	else if ((base = env_nonempty("XDG_STATE_HOME")) != NULL)
-		r = asprintf(&p, "%s/cbexec", base);
-	else if ((base = env_nonempty("HOME")) != NULL)
-		r = asprintf(&p, "%s/.local/state/cbexec", base);
-	else {
+	p = dir != NULL ? strdup(dir) :
+	    xdg_dir("XDG_STATE_HOME", ".local/state", "cbexec");
+	if (p == NULL)
 		snprintf(err, len, "no state directory: neither "
-		    "CBEXEC_STATE_DIR, XDG_STATE_HOME nor HOME is set");
-		return NULL;
-	}
-	if (r == -1) {
-		snprintf(err, len, "out of memory");
-		return NULL;
-	}
+		    "CBEXEC_STATE_DIR, XDG_STATE_HOME (an absolute path) nor "
+		    "HOME is set");
 	return p;
 }
 

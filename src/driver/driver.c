@@ -307,9 +307,13 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	return -1;
 }
 
+/* Refused: exit 120.  Under -q silently: the run that opened the circuit
+ * reported it, and cron would mail this line every time until a reset. */
 static int
 refuse(struct inv *v)
 {
+	if (v->o->verbosity < 0)
+		return CB_EXIT_OPEN;
 	fprintf(stderr, "cbexec[%s]: circuit is OPEN%s%s; not running. "
 	    "Reset: %s\n", v->c->label, v->s.open_reason ? ": " : "",
 	    v->s.open_reason ? v->s.open_reason : "", v->c->reset_hint);

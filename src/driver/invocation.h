@@ -75,6 +75,11 @@ void run_done_free(struct run_done *d);
  * with_stdout. */
 int run_judge(const struct options *o, struct run_done *d, int with_stdout);
 
+/* The directory of named circuits (circuit.c): $CBEXEC_STATE_DIR, else
+ * ${XDG_STATE_HOME:-$HOME/.local/state}/cbexec (malloc'd); NULL with the
+ * reason in err. */
+char *circuit_state_dir(char *err, size_t len);
+
 /* The reporter for circuit c, its --log opened (circuit.c); 0, or -1 with
  * the message printed. */
 int circuit_reporter(const struct options *o, const struct circuit *c,

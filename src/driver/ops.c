@@ -8,14 +8,28 @@
  * A reset also forgets every skip (SPEC §9: a skip lasts until
  * --reset-circuit or --unskip); the menu's Reset does not, it retries the
  * work at hand.  --skip without --phase or --task gives up the task the
- * circuit is stuck on, else the circuit's phase.  --skip and --unskip need
- * a circuit that exists: a mistyped name must not read as done.
+ * circuit is stuck on, else the circuit's phase.
+ *
+ * Every verb first makes sure the circuit exists (ops_need_circuit): a
+ * mistyped name must not read as a healthy CLOSED circuit or as done, nor
+ * a reset, a trip or a skip create a new file beside the real one.  Only
+ * --trip --create opens a circuit that has never run.
+ *
+ * --status --all reads every NAME.json of the state directory (not the
+ * hidden temp files of a save, FILE.lock or FILE.corrupt-*), without
+ * locks, and lists them by name; one that cannot be read is a row saying
+ * why.  Members this cbexec does not keep (retry_at, from a usage limit)
+ * are read from the file's JSON as they are.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cJSON.h>
 
 #include "driver.h"
 #include "invocation.h"
@@ -25,11 +39,49 @@
 
 #define OPERATOR_LOCK_WAIT 5.0
 
+static void
+no_such_circuit(const struct circuit *c)
+{
+	if (strcmp(c->label, c->path) != 0)
+		fprintf(stderr, "cbexec: no such circuit '%s': %s does not "
+		    "exist\n", c->label, c->path);
+	else
+		fprintf(stderr, "cbexec: no such circuit: %s does not exist\n",
+		    c->path);
+}
+
+/* Whether anything is at path; an error other than "no such file" is
+ * left for the load to report. */
+static int
+present(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
+int
+ops_need_circuit(const struct options *o, const struct circuit *c)
+{
+	char lock[4200];
+
+	/* Anything at the path (a corrupt file, a symlink) is for the load
+	 * to judge.  A lock without a state file is a circuit whose first
+	 * run is going on (or saved nothing): it exists, fresh and CLOSED. */
+	snprintf(lock, sizeof(lock), "%s.lock", c->path);
+	if (present(c->path) || present(lock))
+		return 0;
+	no_such_circuit(c);
+	return -1;
+}
+
 static int
 load(const struct options *o, const struct circuit *c, struct cb_state *s)
 {
 	char err[512];
 
+	if (ops_need_circuit(o, c) == -1)
+		return -1;
 	if (state_load(c->path, o->follow_symlinks, o->name, s, err,
 	    sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
@@ -46,11 +98,10 @@ ops_status(const struct options *o, const struct circuit *c)
 
 	if (load(o, c, &s) == -1)
 		return CB_EXIT_ERROR;
-	report_status(stdout, &s, c->label, c->reset_hint, o->json);
+	report_status(stdout, &s, c->label, c->reset_hint, o->json,
+	    wall_now());
 	open = s.state == CB_OPEN;
 	breaker_free(&s);
-	if (fflush(stdout) == EOF)
-		return CB_EXIT_ERROR;
 	return open ? CB_EXIT_OPEN : CB_EXIT_OK;
 }
 
@@ -61,9 +112,10 @@ ops_history(const struct options *o, const struct circuit *c)
 
 	if (load(o, c, &s) == -1)
 		return CB_EXIT_ERROR;
-	report_history(stdout, &s, o->last, o->json, isatty(STDOUT_FILENO));
+	report_history(stdout, &s, o->last, o->json,
+	    terminal_width(STDOUT_FILENO));
 	breaker_free(&s);
-	return fflush(stdout) == EOF ? CB_EXIT_ERROR : CB_EXIT_OK;
+	return CB_EXIT_OK;
 }
 
 enum op { OP_RESET, OP_TRIP, OP_SKIP, OP_UNSKIP };
@@ -143,10 +195,14 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 	struct cb_result res, unskip;
 	struct reporter rep;
 	char err[4400], err2[4400], aside[4200] = "";
-	int fd, rc = CB_EXIT_ERROR, i, ld, reset = op == OP_RESET;
+	int fd, rc = CB_EXIT_ERROR, i, ld, reset = op == OP_RESET,
+	    create = op == OP_TRIP && o->create;
 
 	memset(&rep, 0, sizeof(rep));
 	rep.log_fd = -1;
+	/* Before the lock, which would make the directory and FILE.lock. */
+	if (!create && ops_need_circuit(o, c) == -1)
+		return CB_EXIT_ERROR;
 	if ((fd = circuit_lock(o, c, OPERATOR_LOCK_WAIT, 0)) < 0)
 		return -fd;
 	if ((ld = state_load(c->path, o->follow_symlinks, o->name, &s, err,
@@ -169,8 +225,8 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 			return CB_EXIT_ERROR;
 		}
 	} else if (ld == 1 && (op == OP_SKIP || op == OP_UNSKIP)) {
-		fprintf(stderr, "cbexec: no such circuit: no state file at "
-		    "%s\n", c->path);
+		/* Only its lock: nothing was ever recorded to skip. */
+		no_such_circuit(c);
 		goto out;
 	}
 	if (circuit_reporter(o, c, &rep) == -1)
@@ -241,4 +297,144 @@ int
 ops_unskip(const struct options *o, const struct circuit *c)
 {
 	return operate(o, c, OP_UNSKIP);
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The NAME.json files of dir, sorted; *n of them (NULL and 0 when none or
+ * dir is missing), -1 on another error with the message printed. */
+static int
+circuit_files(const char *dir, char ***names, size_t *n)
+{
+	struct dirent *de;
+	char **v = NULL, **nv;
+	size_t len;
+	DIR *d;
+
+	*names = NULL;
+	*n = 0;
+	if ((d = opendir(dir)) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		fprintf(stderr, "cbexec: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		/* A name never starts with '.': that is a save's temp file. */
+		if (de->d_name[0] == '.' || len <= 5 ||
+		    strcmp(de->d_name + len - 5, ".json") != 0 ||
+		    de->d_type == DT_DIR)
+			continue;
+		if ((nv = realloc(v, (*n + 1) * sizeof(*v))) == NULL ||
+		    (nv[*n] = strdup(de->d_name)) == NULL) {
+			v = nv != NULL ? nv : v;
+			closedir(d);
+			*names = v;
+			fprintf(stderr, "cbexec: out of memory\n");
+			return -1;
+		}
+		v = nv;
+		(*n)++;
+	}
+	closedir(d);
+	if (*n > 0)
+		qsort(v, *n, sizeof(*v), by_name);
+	*names = v;
+	return 0;
+}
+
+/* A time member a newer state may carry: ISO-8601, or epoch seconds. */
+static double
+json_time(const cJSON *j, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+	double t;
+
+	if (cJSON_IsString(v) && iso8601_parse(v->valuestring, &t) == 0)
+		return t;
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0)
+		return v->valuedouble;
+	return -1;
+}
+
+int
+ops_status_all(const struct options *o)
+{
+	struct status_row *rows = NULL;
+	struct cb_state *states = NULL;
+	char err[512], *dir, **names = NULL, **paths = NULL, **errs = NULL;
+	size_t n = 0, i;
+	cJSON *j;
+	int rc = CB_EXIT_ERROR, any_open = 0, any_bad = 0;
+
+	if ((dir = circuit_state_dir(err, sizeof(err))) == NULL) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		return CB_EXIT_ERROR;
+	}
+	if (circuit_files(dir, &names, &n) == -1)
+		goto out;
+	if (n == 0) {
+		if (o->json)
+			report_status_all(stdout, NULL, 0, 1, 0, wall_now());
+		else
+			printf("no circuits in %s\n", dir);
+		rc = CB_EXIT_OK;
+		goto out;
+	}
+	rows = calloc(n, sizeof(*rows));
+	states = calloc(n, sizeof(*states));
+	paths = calloc(n, sizeof(*paths));
+	errs = calloc(n, sizeof(*errs));
+	if (rows == NULL || states == NULL || paths == NULL || errs == NULL) {
+		fprintf(stderr, "cbexec: out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		names[i][strlen(names[i]) - 5] = '\0';
+		rows[i].name = names[i];
+		rows[i].retry_at = -1;
+		if (asprintf(&paths[i], "%s/%s.json", dir, names[i]) == -1) {
+			paths[i] = NULL;
+			fprintf(stderr, "cbexec: out of memory\n");
+			goto out;
+		}
+		rows[i].path = paths[i];
+		if (state_load_json(paths[i], o->follow_symlinks, &states[i],
+		    &j, err, sizeof(err)) < 0) {
+			errs[i] = strdup(err);
+			rows[i].error = errs[i] != NULL ? errs[i] : "unreadable";
+			any_bad = 1;
+			continue;
+		}
+		rows[i].s = &states[i];
+		rows[i].retry_at = json_time(j, "retry_at");
+		cJSON_Delete(j);
+		if (states[i].state == CB_OPEN)
+			any_open = 1;
+	}
+	report_status_all(stdout, rows, n, o->json,
+	    terminal_width(STDOUT_FILENO), wall_now());
+	rc = any_open ? CB_EXIT_OPEN : any_bad ? CB_EXIT_ERROR : CB_EXIT_OK;
+out:
+	for (i = 0; i < n; i++) {
+		if (rows != NULL && rows[i].s != NULL)
+			breaker_free(&states[i]);
+		if (paths != NULL)
+			free(paths[i]);
+		if (errs != NULL)
+			free(errs[i]);
+		free(names[i]);
+	}
+	free(rows);
+	free(states);
+	free(paths);
+	free(errs);
+	free(names);
+	free(dir);
+	return rc;
 }

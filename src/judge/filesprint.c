@@ -381,7 +381,7 @@ progress_files(const struct progress_cfg *c, char hex[DIGEST_HEX_LEN + 1],
 		w.kname = strrchr(c->skip, '/') != NULL ?
 		    strrchr(c->skip, '/') + 1 : c->skip;
 	}
-	/* libcrypto loaded before any thread needs it. */
+	/* OpenSSL set up before any thread needs it. */
 	if (digest_prepare() == -1)
 		goto out;
 	for (i = 0; i < n_watch; i++)

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The --metrics textfile (SPEC §7): the circuit's state, run, error and
- * open counters, last run duration and breaker counters in Prometheus
- * text format 0.0.4, for node_exporter's textfile collector.  Every sample
- * is labelled circuit="LABEL" (escaped as the format requires);
- * cbexec_errors_total also carries class="...".  The skips (SPEC §9) are
- * a count and one cbexec_skip_timestamp_seconds sample per skip, labelled
- * with its kind, name and reason (cut short: a label is no place for an
- * essay); its value is when it was skipped, 0 when an older state file
- * did not say.
+ * open counters, last run duration, breaker counters, and when the last
+ * run and the last successful run ended (node_exporter's convention for
+ * staleness alerts: *_timestamp_seconds) in Prometheus text format 0.0.4,
+ * for node_exporter's textfile collector; promtool check metrics accepts
+ * it (no gauge ends in _count).  Every sample is labelled circuit="LABEL"
+ * (escaped as the format requires); cbexec_errors_total also carries
+ * class="...".  The skips (SPEC §9) are a count and one
+ * cbexec_skip_timestamp_seconds sample per skip, labelled with its kind,
+ * name and reason (cut short: a label is no place for an essay); its value
+ * is when it was skipped, 0 when an older state file did not say.
  *
  * The text is built in memory and the file replaced atomically (temp file
  * "FILE.XXXXXX" in the same directory, fsync, rename) so node_exporter
@@ -53,15 +55,39 @@ put_head(FILE *f, const char *name, const char *type, const char *help)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* One sample: NAME{circuit="LABEL"[,class="CLS"]} V. */
 static void
 put_sample(FILE *f, const char *name, const char *label, const char *cls,
-    long v)
+    const char *v)
 {
 	fprintf(f, "%s{circuit=\"", name);
 	put_label(f, label);
 	if (cls != NULL)
 		fprintf(f, "\",class=\"%s", cls);
-	fprintf(f, "\"} %ld\n", v);
+	fprintf(f, "\"} %s\n", v);
+}
+
+static void
+put_long(FILE *f, const char *name, const char *label, const char *cls,
+    long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	put_sample(f, name, label, cls, buf);
+}
+
+/* Seconds with milliseconds; NaN, infinities and negatives (a time never
+ * recorded) would not parse as a sample or mean nothing: 0. */
+static void
+put_secs(FILE *f, const char *name, const char *label, double v)
+{
+	char buf[32];
+
+	if (!(v >= 0 && v < 1e12))
+		v = 0;
+	snprintf(buf, sizeof(buf), "%.3f", v);
+	put_sample(f, name, label, NULL, buf);
 }
 
 /* A label value cut to at most 200 bytes on a character boundary. */
@@ -89,7 +115,7 @@ put_skips(FILE *f, const char *l, const struct cb_state *s)
 
 	put_head(f, "cbexec_skips", "gauge",
 	    "Phases and tasks skipped: not run until unskipped or reset.");
-	put_sample(f, "cbexec_skips", l, NULL, (long)s->n_skips);
+	put_long(f, "cbexec_skips", l, NULL, (long)s->n_skips);
 	if (s->n_skips == 0)
 		return;
 	put_head(f, "cbexec_skip_timestamp_seconds", "gauge",
@@ -121,38 +147,40 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 		return NULL;
 	put_head(f, "cbexec_state", "gauge",
 	    "Circuit state (0 CLOSED, 1 HALF_OPEN, 2 OPEN).");
-	put_sample(f, "cbexec_state", l, NULL, (long)s->state);
+	put_long(f, "cbexec_state", l, NULL, (long)s->state);
 	put_head(f, "cbexec_runs_total", "counter",
 	    "Runs over the circuit's lifetime.");
-	put_sample(f, "cbexec_runs_total", l, NULL, s->iteration);
+	put_long(f, "cbexec_runs_total", l, NULL, s->iteration);
 	put_head(f, "cbexec_errors_total", "counter",
 	    "Failed runs over the circuit's lifetime, by class.");
 	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
-		put_sample(f, "cbexec_errors_total", l,
+		put_long(f, "cbexec_errors_total", l,
 		    class_name(classes[i]), s->errors_total[classes[i]]);
 	put_head(f, "cbexec_opens_total", "counter",
 	    "Times the circuit opened.");
-	put_sample(f, "cbexec_opens_total", l, NULL, s->total_opens);
+	put_long(f, "cbexec_opens_total", l, NULL, s->total_opens);
 	put_skips(f, l, s);
 	put_head(f, "cbexec_last_run_seconds", "gauge",
 	    "Duration of the last run in seconds.");
-	/* NaN, infinities and negatives would not parse as a sample. */
-	if (!(secs >= 0 && secs < 1e12))
-		secs = 0;
-	fprintf(f, "cbexec_last_run_seconds{circuit=\"");
-	put_label(f, l);
-	fprintf(f, "\"} %.3f\n", secs);
-	put_head(f, "cbexec_no_progress_count", "gauge",
+	put_secs(f, "cbexec_last_run_seconds", l, secs);
+	put_head(f, "cbexec_no_progress_runs", "gauge",
 	    "Consecutive runs without progress.");
-	put_sample(f, "cbexec_no_progress_count", l, NULL,
-	    s->no_progress_count);
+	put_long(f, "cbexec_no_progress_runs", l, NULL, s->no_progress_count);
 	put_head(f, "cbexec_consecutive_errors", "gauge",
 	    "Consecutive failed runs.");
-	put_sample(f, "cbexec_consecutive_errors", l, NULL,
+	put_long(f, "cbexec_consecutive_errors", l, NULL,
 	    s->consecutive_errors);
-	put_head(f, "cbexec_same_error_count", "gauge",
+	put_head(f, "cbexec_same_error_runs", "gauge",
 	    "Consecutive runs failing with the same error fingerprint.");
-	put_sample(f, "cbexec_same_error_count", l, NULL, s->same_error_count);
+	put_long(f, "cbexec_same_error_runs", l, NULL, s->same_error_count);
+	put_head(f, "cbexec_last_run_timestamp_seconds", "gauge",
+	    "When the last run ended, in seconds since the epoch (0: never).");
+	put_secs(f, "cbexec_last_run_timestamp_seconds", l, s->last_run_at);
+	put_head(f, "cbexec_last_success_timestamp_seconds", "gauge",
+	    "When the last successful run ended, in seconds since the epoch "
+	    "(0: never).");
+	put_secs(f, "cbexec_last_success_timestamp_seconds", l,
+	    s->last_success_at);
 	if (fclose(f) != 0) {
 		free(p);
 		return NULL;

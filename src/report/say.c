@@ -63,6 +63,16 @@ label_of(const struct reporter *r)
 	return r->state_path != NULL ? r->state_path : "";
 }
 
+int
+color_allowed(void)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	/* no-color.org: set and not empty; a dumb terminal has no colour. */
+	return !(nc != NULL && nc[0] != '\0') &&
+	    !(term != NULL && strcmp(term, "dumb") == 0);
+}
+
 const char *
 circuit_color(int c)
 {
@@ -241,7 +251,7 @@ reporter_open(struct reporter *r, const char *log_path)
 {
 	int fd;
 
-	r->color = isatty(STDERR_FILENO) && getenv("NO_COLOR") == NULL;
+	r->color = isatty(STDERR_FILENO) && color_allowed();
 	r->log_fd = -1;
 	r->log_path = log_path;
 	if (log_path == NULL)

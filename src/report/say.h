@@ -24,6 +24,9 @@ struct cJSON;
 const char *sig_name(int signo, char *buf, size_t len);
 /* The circuit's name for messages: label, else the state file path. */
 const char *label_of(const struct reporter *r);
+/* Whether a terminal may be coloured: NO_COLOR unset or empty, TERM not
+ * "dumb". */
+int color_allowed(void);
 /* RED for OPEN, YELLOW for HALF_OPEN, else GREEN. */
 const char *circuit_color(int c);
 /* All of p to fd, retrying on EINTR; gives up silently on an error. */

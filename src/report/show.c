@@ -1,23 +1,34 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * --status and --history (SPEC §5): a circuit's state as a person reads
+ * --status and --history (SPEC §5, §7): a circuit's state as a person reads
  * it, or as JSON for scripts (the state file's own object for --status,
- * an array of events for --history).
+ * an array of events for --history); and --status --all, one line per
+ * circuit of the state directory.
  *
  * --status is a two-column table; "since" is opened_at for an OPEN
  * circuit, else the time of the last state_change event into the current
- * state.  The reason row (open_reason when OPEN, else that change's
- * reason) is left out for a CLOSED circuit.  Every skip gets a row with
- * when, who and why, and the task an OPEN circuit is stuck on one too.
- * --history prints one line per event, oldest first.  On a terminal a
- * one-line timeline comes first: a mark per run, error and state change,
- * coloured by the state the circuit was in at that point (the state before
- * the window is taken from the first change's "from"); NO_COLOR turns the
- * colour off.
+ * state, shown as a clock time and an age ("19:17Z, 2h13m ago").  The
+ * reason row (open_reason when OPEN, else that change's reason) is left
+ * out for a CLOSED circuit.  Each counter stands beside the threshold the
+ * last run was judged by ("no-progress 2/3"), which the state file keeps;
+ * an OPEN circuit says when its cooldown allows the next trial run.  Every
+ * skip gets a row with when, who and why, and the task an OPEN circuit is
+ * stuck on one too.
+ * --history prints one line per event, oldest first, in columns.  On a
+ * terminal a timeline comes first: a mark per run, error, state change,
+ * reset, trip and skip, coloured by the state the circuit was in at that
+ * point (the state before the window is taken from the first change's
+ * "from"), wrapped to the terminal's width, each line led by the run
+ * number of its first mark; NO_COLOR or TERM=dumb turn the colour off.
+ * --status --all is a table like systemctl list-timers: a header, one row
+ * per circuit with its columns as wide as their widest value, and on a
+ * terminal each row cut to its width.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -41,7 +52,7 @@ last_change_to(const struct cb_state *s, int c)
 
 /* "key: text" with the text escaped. */
 #define ROWT(f, key, text) do {						\
-	fprintf((f), "%-19s ", (key));					\
+	fprintf((f), "%-20s ", (key));					\
 	text_put((f), (text));						\
 	fputc('\n', (f));						\
 } while (0)
@@ -55,13 +66,13 @@ put_skips(FILE *f, const struct cb_state *s)
 	size_t i;
 
 	if (s->stuck_task != NULL) {
-		fprintf(f, "%-19s ", "stuck on task:");
+		fprintf(f, "%-20s ", "stuck on task:");
 		text_put(f, s->stuck_task);
 		fputc('\n', f);
 	}
 	for (i = 0; i < s->n_skips; i++) {
 		k = &s->skips[i];
-		fprintf(f, "%-19s %s ", i == 0 ? "skipped:" : "",
+		fprintf(f, "%-20s %s ", i == 0 ? "skipped:" : "",
 		    skip_kind_name(k->kind));
 		text_put(f, k->name);
 		if (k->at >= 0 || k->user != NULL || k->reason != NULL) {
@@ -84,21 +95,128 @@ put_skips(FILE *f, const struct cb_state *s)
 	}
 }
 
+/* Since when the circuit is in its state, or -1 when unknown. */
+static double
+since_of(const struct cb_state *s)
+{
+	const struct cb_event *e = last_change_to(s, s->state);
+
+	return s->state == CB_OPEN && s->opened_at >= 0 ? s->opened_at :
+	    e != NULL ? e->ts : -1;
+}
+
+/* When the last run ended: the state's record, else its newest run event
+ * (a file written before cbexec kept last_run_at); -1 when none ran. */
+static double
+last_run_of(const struct cb_state *s)
+{
+	size_t i;
+
+	if (s->last_run_at >= 0)
+		return s->last_run_at;
+	for (i = s->n_history; i-- > 0; )
+		if (s->history[i].kind == EV_PROGRESS ||
+		    s->history[i].kind == EV_ERROR)
+			return s->history[i].ts;
+	return -1;
+}
+
+/* "19:17Z" when t falls on now's UTC day, else "2026-11-20 19:17Z". */
+static char *
+clock_time(double t, double now, char *buf, size_t len)
+{
+	char a[40], b[40];
+
+	iso8601(t, a, sizeof(a));
+	iso8601(now, b, sizeof(b));
+	if (strncmp(a, b, 10) == 0)
+		snprintf(buf, len, "%.5sZ", a + 11);
+	else
+		snprintf(buf, len, "%.10s %.5sZ", a, a + 11);
+	return buf;
+}
+
+/* A span for people, its two largest units: "2h13m", "5m12s", "3d4h". */
+static char *
+span(double secs, char *buf, size_t len)
+{
+	static const struct {
+		char c;
+		long long s;
+	} u[] = { { 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 } };
+	long long t = secs > 0 && secs < 1e15 ? (long long)(secs + 0.5) : 0,
+	    rest;
+	size_t i;
+
+	for (i = 0; i + 1 < NELEM(u) && t < u[i].s; i++)
+		;
+	rest = i + 1 < NELEM(u) ? t % u[i].s / u[i + 1].s : 0;
+	if (rest == 0)
+		snprintf(buf, len, "%lld%c", t / u[i].s, u[i].c);
+	else
+		snprintf(buf, len, "%lld%c%lld%c", t / u[i].s, u[i].c, rest,
+		    u[i + 1].c);
+	return buf;
+}
+
+/* "19:17Z, 2h13m ago", or "20:17Z, in 47m" for a time to come. */
+static char *
+when(double t, double now, char *buf, size_t len)
+{
+	char c[32], d[32];
+
+	clock_time(t, now, c, sizeof(c));
+	if (t <= now)
+		snprintf(buf, len, "%s, %s ago", c, span(now - t, d, sizeof(d)));
+	else
+		snprintf(buf, len, "%s, in %s", c, span(t - now, d, sizeof(d)));
+	return buf;
+}
+
+/* "NAME N" or "NAME N/LIMIT" when the limit is known. */
+static void
+counter(FILE *f, const char *name, long n, int limit, int first)
+{
+	fprintf(f, "%s%s %ld", first ? "" : ", ", name, n);
+	if (limit > 0)
+		fprintf(f, "/%d", limit);
+}
+
+/* When an OPEN circuit's cooldown lets the next trial run (SPEC §4 rule
+ * 5, as breaker_admit() decides it), or why none will. */
+static void
+next_trial(FILE *f, const struct cb_state *s, double now)
+{
+	double cooldown = s->cooldown > 0 ? s->cooldown : s->limits.cooldown;
+	char at[64], d[32];
+
+	if (s->tripped)
+		fputs("none: tripped by an operator, only a reset closes it",
+		    f);
+	else if (s->limits.cooldown <= 0 || s->opened_at < 0)
+		fputs("none: no cooldown, only a reset closes it", f);
+	else if (s->opened_at + cooldown > now)
+		fprintf(f, "%s  (cooldown %s)", when(s->opened_at + cooldown,
+		    now, at, sizeof(at)), span(cooldown, d, sizeof(d)));
+	else
+		fprintf(f, "the next run  (cooldown of %s passed)",
+		    span(cooldown, d, sizeof(d)));
+}
+
 #define ROW(f, key, ...) do {						\
-	fprintf((f), "%-19s ", (key));					\
+	fprintf((f), "%-20s ", (key));					\
 	fprintf((f), __VA_ARGS__);					\
 	fputc('\n', (f));						\
 } while (0)
 
 void
 report_status(FILE *f, const struct cb_state *s, const char *label,
-    const char *reset_hint, int json)
+    const char *reset_hint, int json, double now)
 {
 	const struct cb_event *e = last_change_to(s, s->state);
 	const char *reason = s->open_reason;
-	double since = s->state == CB_OPEN && s->opened_at >= 0 ?
-	    s->opened_at : e != NULL ? e->ts : -1;
-	char ts[40];
+	double since = since_of(s), last = last_run_of(s);
+	char ts[40], w[64];
 
 	if (json) {
 		char *p = state_text(s);
@@ -113,13 +231,18 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	ROWT(f, "circuit:", label);
 	if (since >= 0)
 		ROW(f, "state:", "%s  (since %s)", circuit_name(s->state),
-		    iso8601(since, ts, sizeof(ts)));
+		    when(since, now, w, sizeof(w)));
 	else
 		ROW(f, "state:", "%s", circuit_name(s->state));
 	if (s->state != CB_OPEN && e != NULL)
 		reason = e->reason;
 	if (s->state != CB_CLOSED && reason != NULL)
 		ROWT(f, "reason:", reason);
+	if (s->state == CB_OPEN) {
+		fprintf(f, "%-20s ", "next trial:");
+		next_trial(f, s, now);
+		fputc('\n', f);
+	}
 	if (s->phase != NULL)
 		ROWT(f, "phase:", s->phase);
 	if (s->last_progress_iteration > 0)
@@ -131,12 +254,23 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 		ROW(f, "runs since progress:", "%ld   (no progress yet)",
 		    s->iteration);
 	ROW(f, "current run:", "%ld", s->iteration);
-	ROW(f, "counters:", "no-progress %d, same-error %d, consecutive "
-	    "errors %d, same-task %d", s->no_progress_count,
-	    s->same_error_count, s->consecutive_errors, s->same_task_failures);
+	fprintf(f, "%-20s ", "counters:");
+	counter(f, "no-progress", s->no_progress_count, s->limits.no_progress,
+	    1);
+	counter(f, "same-error", s->same_error_count, s->limits.same_error, 0);
+	counter(f, "consecutive errors", s->consecutive_errors,
+	    s->limits.max_consecutive_errors, 0);
+	counter(f, "same-task", s->same_task_failures, s->limits.max_retries,
+	    0);
+	fputc('\n', f);
 	ROW(f, "total opens:", "%ld", s->total_opens);
+	if (last >= 0)
+		ROW(f, "last run:", "%s", when(last, now, w, sizeof(w)));
+	if (s->last_success_at >= 0)
+		ROW(f, "last success:", "%s",
+		    when(s->last_success_at, now, w, sizeof(w)));
 	if (s->last_error.message != NULL && s->last_error.message[0] != '\0') {
-		fprintf(f, "%-19s ", "last error:");
+		fprintf(f, "%-20s ", "last error:");
 		text_put(f, s->last_error.cls);
 		fputc(' ', f);
 		text_put(f, s->last_error.type);
@@ -154,6 +288,15 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 		ROW(f, "reset:", "%s", reset_hint);
 }
 
+static int
+is_trip(const struct cb_event *e)
+{
+	static const char trip[] = "tripped by operator";
+
+	return e->kind == EV_STATE_CHANGE && e->to == CB_OPEN &&
+	    e->reason != NULL && strncmp(e->reason, trip, sizeof(trip) - 1) == 0;
+}
+
 static char
 timeline_mark(const struct cb_event *e)
 {
@@ -165,55 +308,106 @@ timeline_mark(const struct cb_event *e)
 		    strcmp(e->cls, "transient") == 0 ? '~' :
 		    strcmp(e->cls, "fatal") == 0 ? 'F' : 'E';
 	case EV_STATE_CHANGE:
-		return e->to == CB_OPEN ? '|' : e->to == CB_HALF_OPEN ? '/' :
-		    e->to == CB_CLOSED ? '+' : 0;
+		return is_trip(e) ? '!' : e->to == CB_OPEN ? '|' :
+		    e->to == CB_HALF_OPEN ? '/' : e->to == CB_CLOSED ? '+' : 0;
+	case EV_RESET:
+		return 'R';
+	case EV_SKIP:
+		return 'S';
 	default:
 		return 0;
 	}
 }
 
+/* The legend, its items wrapped to width. */
 static void
-timeline(FILE *f, const struct cb_state *s, size_t start)
+legend(FILE *f, int width)
 {
-	const char *nc = getenv("NO_COLOR"), *cur = NULL, *want;
-	int color = nc == NULL || nc[0] == '\0';
-	int state = s->state;
+	static const char *const items[] = { ". progress", "- no progress",
+	    "E error", "T timeout", "~ transient", "F fatal", "/ half-open",
+	    "| open", "+ closed", "R reset", "! trip", "S skip" };
+	static const char head[] = "legend:   ";
+	size_t i, col = sizeof(head) - 1, n;
+
+	fputs(head, f);
+	for (i = 0; i < NELEM(items); i++) {
+		n = strlen(items[i]);
+		if (i > 0 && col + 2 + n > (size_t)width) {
+			fprintf(f, "\n%*s", (int)sizeof(head) - 1, "");
+			col = sizeof(head) - 1;
+		} else if (i > 0) {
+			fputs("  ", f);
+			col += 2;
+		}
+		fputs(items[i], f);
+		col += n;
+	}
+	fputc('\n', f);
+}
+
+/*
+ * The timeline of events [start, n_history), wrapped to width: each line
+ * "run N  marks", N the run of its first mark, right-aligned to the
+ * widest run number.
+ */
+static void
+timeline(FILE *f, const struct cb_state *s, size_t start, int width)
+{
+	const char *cur = NULL, *want;
+	int color = color_allowed(), state = s->state, digits, col = 0,
+	    per_line;
+	char num[24];
 	size_t i;
 	char c;
 
 	/* The state before the window is where its first change came from. */
 	for (i = start; i < s->n_history; i++)
-		if (s->history[i].kind == EV_STATE_CHANGE &&
-		    s->history[i].from >= 0) {
+		if (s->history[i].from >= 0) {
 			state = s->history[i].from;
 			break;
 		}
-	fputs("timeline: ", f);
+	digits = snprintf(num, sizeof(num), "%ld",
+	    s->history[s->n_history - 1].iteration);
+	per_line = width - (int)sizeof("run ") - digits - 1;
+	if (per_line < 10)
+		per_line = 10;
+	fputs("timeline, oldest first (each line starts at the run it names):\n",
+	    f);
 	for (i = start; i < s->n_history; i++) {
 		const struct cb_event *e = &s->history[i];
 
-		if (e->kind == EV_STATE_CHANGE && e->to >= 0)
+		if (e->to >= 0)
 			state = e->to;
 		if ((c = timeline_mark(e)) == 0)
 			continue;
+		if (col == per_line) {
+			if (color && cur != NULL)
+				fputs(NOCOLOR, f);
+			fputc('\n', f);
+			cur = NULL;
+			col = 0;
+		}
+		if (col == 0)
+			fprintf(f, "run %*ld  ", digits, e->iteration);
 		want = circuit_color(state);
 		if (color && want != cur)
 			fputs(cur = want, f);
 		fputc(c, f);
+		col++;
 	}
 	if (color && cur != NULL)
 		fputs(NOCOLOR, f);
-	fputs("\nlegend:   . progress  - no progress  E error  T timeout  "
-	    "~ transient  F fatal  / half-open  | open  + closed\n", f);
+	fputc('\n', f);
+	legend(f, width);
 }
 
 static void
-history_line(FILE *f, const struct cb_event *e)
+history_line(FILE *f, const struct cb_event *e, int digits, int kind_w)
 {
 	char ts[40];
 
-	fprintf(f, "%s  run %ld  %s", iso8601(e->ts, ts, sizeof(ts)),
-	    e->iteration, event_kind_name(e->kind));
+	fprintf(f, "%s  run %-*ld  %-*s", iso8601(e->ts, ts, sizeof(ts)),
+	    digits, e->iteration, kind_w, event_kind_name(e->kind));
 	switch (e->kind) {
 	case EV_STATE_CHANGE:
 		fprintf(f, "  %s -> %s", circuit_name(e->from),
@@ -255,10 +449,12 @@ history_line(FILE *f, const struct cb_event *e)
 
 void
 report_history(FILE *f, const struct cb_state *s, long last, int json,
-    int tty)
+    int width)
 {
 	size_t start = last > 0 && s->n_history > (size_t)last ?
-	    s->n_history - (size_t)last : 0, i;
+	    s->n_history - (size_t)last : 0, i, k;
+	int digits = 1, kind_w = 0, n;
+	char num[24];
 
 	if (json) {
 		char *p = events_text(s->history + start, s->n_history - start);
@@ -268,8 +464,231 @@ report_history(FILE *f, const struct cb_state *s, long last, int json,
 		free(p);
 		return;
 	}
-	if (tty && start < s->n_history)
-		timeline(f, s, start);
+	if (width > 0 && start < s->n_history)
+		timeline(f, s, start, width);
+	/* Columns as wide as the window's widest run number and event. */
+	for (i = start; i < s->n_history; i++) {
+		n = snprintf(num, sizeof(num), "%ld", s->history[i].iteration);
+		if (n > digits)
+			digits = n;
+		k = strlen(event_kind_name(s->history[i].kind));
+		if ((int)k > kind_w)
+			kind_w = (int)k;
+	}
 	for (i = start; i < s->n_history; i++)
-		history_line(f, &s->history[i]);
+		history_line(f, &s->history[i], digits, kind_w);
+}
+
+int
+terminal_width(int fd)
+{
+	struct winsize ws;
+	const char *c;
+	long n;
+
+	if (!isatty(fd))
+		return 0;
+	/* COLUMNS first, as ls(1) takes it: a person may want it narrower. */
+	if ((c = getenv("COLUMNS")) != NULL && (n = atol(c)) > 0 && n < 10000)
+		return (int)n;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+/* ---- --status --all ---- */
+
+enum { COL_NAME, COL_STATE, COL_SINCE, COL_PROGRESS, COL_RETRY, COL_LAST,
+	COL_REASON, N_COLS };
+
+static const char *const col_head[N_COLS] = { "CIRCUIT", "STATE", "SINCE",
+	"SINCE PROGRESS", "RETRY AT", "LAST RUN", "REASON" };
+
+/* Runs since the last progress (all of them when none made progress). */
+static long
+runs_since_progress(const struct cb_state *s)
+{
+	return s->last_progress_iteration > 0 ?
+	    s->iteration - s->last_progress_iteration : s->iteration;
+}
+
+/* The reason a row shows: why it is OPEN or HALF_OPEN, else NULL. */
+static const char *
+reason_of(const struct cb_state *s)
+{
+	const struct cb_event *e = last_change_to(s, s->state);
+
+	if (s->state == CB_CLOSED)
+		return NULL;
+	return s->state == CB_OPEN || e == NULL ? s->open_reason : e->reason;
+}
+
+/* "19:17Z (2h13m ago)", or "-" for no time. */
+static char *
+cell_time(double t, double now, char *buf, size_t len)
+{
+	char c[32], d[32];
+
+	if (t < 0)
+		snprintf(buf, len, "-");
+	else if (t <= now)
+		snprintf(buf, len, "%s (%s ago)", clock_time(t, now, c,
+		    sizeof(c)), span(now - t, d, sizeof(d)));
+	else
+		snprintf(buf, len, "%s (in %s)", clock_time(t, now, c,
+		    sizeof(c)), span(t - now, d, sizeof(d)));
+	return buf;
+}
+
+/* The cells of one row, each at most 64 bytes but the reason (pointed
+ * to, not copied). */
+static void
+row_cells(const struct status_row *r, double now, char cell[][64],
+    const char **reason)
+{
+	const struct cb_state *s = r->s;
+	long n;
+
+	snprintf(cell[COL_NAME], 64, "%s", r->name);
+	if (s == NULL) {
+		snprintf(cell[COL_STATE], 64, "ERROR");
+		strcpy(cell[COL_SINCE], "-");
+		strcpy(cell[COL_PROGRESS], "-");
+		strcpy(cell[COL_RETRY], "-");
+		strcpy(cell[COL_LAST], "-");
+		*reason = r->error;
+		return;
+	}
+	snprintf(cell[COL_STATE], 64, "%s", circuit_name(s->state));
+	cell_time(since_of(s), now, cell[COL_SINCE], 64);
+	n = runs_since_progress(s);
+	if (s->iteration == 0)
+		strcpy(cell[COL_PROGRESS], "-");
+	else
+		snprintf(cell[COL_PROGRESS], 64, "%ld run%s", n,
+		    n == 1 ? "" : "s");
+	cell_time(r->retry_at, now, cell[COL_RETRY], 64);
+	cell_time(last_run_of(s), now, cell[COL_LAST], 64);
+	*reason = reason_of(s);
+}
+
+static void
+add_time(cJSON *o, const char *key, double t)
+{
+	char ts[40];
+
+	if (t >= 0)
+		cJSON_AddStringToObject(o, key, iso8601(t, ts, sizeof(ts)));
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+/* A JSON array, one circuit's object per line (as --history --json). */
+static void
+status_all_json(FILE *f, const struct status_row *rows, size_t n)
+{
+	cJSON *o;
+	char *p;
+	size_t i;
+
+	fputs(n == 0 ? "[" : "[\n", f);
+	for (i = 0; i < n; i++) {
+		const struct cb_state *s = rows[i].s;
+
+		if ((o = cJSON_CreateObject()) == NULL)
+			break;
+		cJSON_AddStringToObject(o, "name", rows[i].name);
+		cJSON_AddStringToObject(o, "path", rows[i].path);
+		if (s == NULL) {
+			cJSON_AddNullToObject(o, "state");
+			add_str(o, "error", rows[i].error);
+		} else {
+			cJSON_AddStringToObject(o, "state",
+			    circuit_name(s->state));
+			add_time(o, "since", since_of(s));
+			add_str(o, "reason", reason_of(s));
+			cJSON_AddNumberToObject(o, "runs_since_progress",
+			    (double)runs_since_progress(s));
+			add_time(o, "retry_at", rows[i].retry_at);
+			add_time(o, "last_run", last_run_of(s));
+			cJSON_AddNumberToObject(o, "iteration",
+			    (double)s->iteration);
+		}
+		if ((p = cJSON_PrintUnformatted(o)) != NULL) {
+			fprintf(f, "  %s%s\n", p, i + 1 < n ? "," : "");
+			cJSON_free(p);
+		}
+		cJSON_Delete(o);
+	}
+	fputs("]\n", f);
+}
+
+/* One line of cells padded to w, the last unpadded, cut to width. */
+static void
+table_line(FILE *f, const char *const *cells, const size_t *w, int width)
+{
+	char *line = NULL;
+	size_t len = 0, i;
+	FILE *m;
+
+	if ((m = open_memstream(&line, &len)) == NULL)
+		return;
+	for (i = 0; i < N_COLS; i++)
+		fprintf(m, i + 1 < N_COLS ? "%-*s  " : "%.*s", i + 1 < N_COLS ?
+		    (int)w[i] : 4096, cells[i]);
+	if (fclose(m) != 0) {
+		free(line);
+		return;
+	}
+	if (width > 0 && len > (size_t)width) {
+		/* Back to the start of a character: the cut stays UTF-8. */
+		len = (size_t)width;
+		while (len > 0 && ((unsigned char)line[len] & 0xC0) == 0x80)
+			len--;
+	}
+	while (len > 0 && line[len - 1] == ' ')
+		len--;
+	fprintf(f, "%.*s\n", (int)len, line);
+	free(line);
+}
+
+void
+report_status_all(FILE *f, const struct status_row *rows, size_t n,
+    int json, int width, double now)
+{
+	char (*cells)[N_COLS][64];
+	const char **reasons, *line[N_COLS];
+	size_t w[N_COLS], i, j, open = 0;
+
+	if (json) {
+		status_all_json(f, rows, n);
+		return;
+	}
+	cells = calloc(n + 1, sizeof(*cells));
+	reasons = calloc(n + 1, sizeof(*reasons));
+	if (cells == NULL || reasons == NULL)
+		goto out;
+	for (j = 0; j < N_COLS; j++)
+		w[j] = strlen(col_head[j]);
+	for (i = 0; i < n; i++) {
+		row_cells(&rows[i], now, cells[i], &reasons[i]);
+		for (j = 0; j < COL_REASON; j++)
+			if (strlen(cells[i][j]) > w[j])
+				w[j] = strlen(cells[i][j]);
+		if (rows[i].s != NULL && rows[i].s->state == CB_OPEN)
+			open++;
+	}
+	table_line(f, col_head, w, width);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < COL_REASON; j++)
+			line[j] = cells[i][j];
+		line[COL_REASON] = reasons[i] != NULL ? reasons[i] : "-";
+		table_line(f, line, w, width);
+	}
+	if (width > 0)
+		fprintf(f, "\n%zu circuit%s listed, %zu OPEN.\n", n,
+		    n == 1 ? "" : "s", open);
+out:
+	free(cells);
+	free(reasons);
 }

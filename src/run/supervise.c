@@ -312,9 +312,9 @@ run_stop(struct run *r, int sig)
 		return;
 	}
 	group_kill(r, sig);
-	/* While the command dies, load what its failure will need: the
-	 * fingerprint's libcrypto (at once when on_prepare did it).  This
-	 * is time cbexec would otherwise spend after the command's exit. */
+	/* While the command dies, set up what its failure will need: the
+	 * fingerprint's SHA-256 (at once when on_prepare did it).  This is
+	 * time cbexec would otherwise spend after the command's exit. */
 	digest_prepare();
 	if (ev_is_active(&r->t_kill))
 		return;
@@ -328,9 +328,9 @@ run_stop(struct run *r, int sig)
 
 /*
  * A run near its time limit will most likely be stopped, and its failure
- * needs libcrypto for the fingerprint: load it now, while the command
- * still runs, so neither the kill nor the exit after it waits for the
- * load.  A run that then ends in time has paid about a millisecond.
+ * needs SHA-256 for the fingerprint: set OpenSSL up now, while the
+ * command still runs, so neither the kill nor the exit after it waits for
+ * it.  A run that then ends in time has paid for it anyway.
  */
 static void
 on_prepare(struct ev_loop *l, ev_timer *w, int revents)

@@ -14,6 +14,11 @@ struct cJSON;
 
 /* errors_total's keys, in enum cb_class order (statejson.c). */
 extern const char *const class_keys[CB_CLASS_COUNT];
+/* The whole-number members of "thresholds" (statejson.c): no_progress,
+ * same_error, half_open_after, max_consecutive_errors, max_retries and
+ * half_open_trials of struct cb_limits. */
+#define N_THRESHOLD_KEYS 6
+extern const char *const threshold_keys[N_THRESHOLD_KEYS];
 
 /*
  * jsonfield.c: read o[key] into the destination.  field names the member

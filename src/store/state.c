@@ -196,30 +196,30 @@ where(const char *buf, size_t off, char *out, size_t outlen)
 	snprintf(out, outlen, "line %zu column %zu", line, col);
 }
 
-int
-state_load(const char *path, int follow_symlinks, const char *name,
-    struct cb_state *s, char *err, size_t errlen)
+/*
+ * Read path whole and check that it can be a state file's text: 0 with
+ * the text in *out (NUL-terminated, *outlen bytes), 1 when there is no
+ * file, -1 when it is unreadable or not such text, -2 for a symlink
+ * without follow_symlinks, a FIFO, device or directory, or a file or
+ * directory not trusted (guard.c).
+ */
+static int
+read_text(const char *path, int follow_symlinks, char **out, size_t *outlen,
+    char *err, size_t errlen)
 {
-	const char *end = NULL, *bad;
-	char *buf = NULL, pos[64], why[256];
+	const char *bad;
+	char *buf = NULL;
 	struct stat st;
 	size_t len;
-	cJSON *j;
-	int fd, rc;
+	int fd;
 
 	err[0] = '\0';
 	if (guard_dir(path, err, errlen) == -1)
 		return -2;
 	fd = file_open(path, O_RDONLY, 0, follow_symlinks);
 	if (fd < 0) {
-		if (fd == -1 && errno == ENOENT) {
-			if (breaker_init(s, name) == -1) {
-				snprintf(err, errlen, "%s: out of memory",
-				    path);
-				return -1;
-			}
+		if (fd == -1 && errno == ENOENT)
 			return 1;
-		}
 		/* A link, a FIFO, a device or a directory is not a state
 		 * file cbexec wrote: refused, never moved aside. */
 		if (fd == -1 && errno == ELOOP && !follow_symlinks)
@@ -261,18 +261,56 @@ state_load(const char *path, int follow_symlinks, const char *name,
 		    "at byte %zu", path, (size_t)(bad - buf));
 		goto fail;
 	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+fail:
+	free(buf);
+	return -1;
+}
+
+/* The message for a JSON syntax error that stopped the parse at end. */
+static void
+syntax_error(const char *path, const char *buf, size_t len, const char *end,
+    char *err, size_t errlen)
+{
+	char pos[64];
+
+	if (end != NULL && end >= buf && end <= buf + len)
+		where(buf, (size_t)(end - buf), pos, sizeof(pos));
+	else
+		snprintf(pos, sizeof(pos), "unknown position");
+	snprintf(err, errlen, "%s: corrupt state file: JSON syntax error at %s",
+	    path, pos);
+}
+
+int
+state_load(const char *path, int follow_symlinks, const char *name,
+    struct cb_state *s, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	char *buf = NULL, why[256];
+	size_t len;
+	cJSON *j;
+	int rc;
+
+	if ((rc = read_text(path, follow_symlinks, &buf, &len, err,
+	    errlen)) != 0) {
+		if (rc != 1)
+			return rc;
+		if (breaker_init(s, name) == -1) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			return -1;
+		}
+		return 1;
+	}
 	if ((j = parse_in_arena(buf, len, &end)) == NULL) {
 		arena_drop();
-		if (end != NULL && end >= buf && end <= buf + len)
-			where(buf, (size_t)(end - buf), pos, sizeof(pos));
-		else
-			snprintf(pos, sizeof(pos), "unknown position");
-		snprintf(err, errlen, "%s: corrupt state file: JSON syntax "
-		    "error at %s", path, pos);
-		goto fail;
+		syntax_error(path, buf, len, end, err, errlen);
+		free(buf);
+		return -1;
 	}
 	free(buf);
-	buf = NULL;
 	rc = state_from_json(j, s, why, sizeof(why));
 	arena_drop();
 	if (rc < 0) {
@@ -286,9 +324,36 @@ state_load(const char *path, int follow_symlinks, const char *name,
 		return -1;
 	}
 	return 0;
-fail:
+}
+
+int
+state_load_json(const char *path, int follow_symlinks, struct cb_state *s,
+    cJSON **j, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	char *buf = NULL, why[256];
+	size_t len;
+	int rc;
+
+	*j = NULL;
+	if ((rc = read_text(path, follow_symlinks, &buf, &len, err,
+	    errlen)) != 0) {
+		if (rc == 1)
+			snprintf(err, errlen, "%s: %s", path, strerror(ENOENT));
+		return rc == 1 ? -1 : rc;
+	}
+	if ((*j = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1)) == NULL) {
+		syntax_error(path, buf, len, end, err, errlen);
+		free(buf);
+		return -1;
+	}
 	free(buf);
-	return -1;
+	if ((rc = state_from_json(*j, s, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		cJSON_Delete(*j);
+		*j = NULL;
+	}
+	return rc;
 }
 
 /* ---- lock ---- */

@@ -33,6 +33,13 @@ const char *const class_keys[CB_CLASS_COUNT] = {
 	"success", "recoverable", "transient", "timeout", "fatal"
 };
 
+/* "thresholds": the int members of struct cb_limits in this order, then
+ * "cooldown". */
+const char *const threshold_keys[N_THRESHOLD_KEYS] = {
+	"no_progress_threshold", "same_error_threshold", "half_open_after",
+	"max_consecutive_errors", "max_retries", "half_open_trials"
+};
+
 struct jbuf {
 	char *p;
 	size_t len, cap;
@@ -326,6 +333,28 @@ put_events(struct jbuf *b, const struct cb_event *e, size_t n,
 	puts_(b, close);
 }
 
+/* The thresholds of the last run by their option names (config keys), or
+ * null before any run recorded them. */
+static void
+put_limits(struct jbuf *b, const struct cb_limits *l)
+{
+	const int v[] = { l->no_progress, l->same_error, l->half_open_after,
+	    l->max_consecutive_errors, l->max_retries, l->half_open_trials };
+	size_t i;
+
+	if (l->no_progress <= 0) {
+		puts_(b, "null");
+		return;
+	}
+	for (i = 0; i < NELEM(v); i++) {
+		ckey(b, threshold_keys[i], i == 0);
+		put_long(b, v[i]);
+	}
+	ckey(b, "cooldown", 0);
+	put_num(b, l->cooldown);
+	puts_(b, "}");
+}
+
 static char *
 finish(struct jbuf *b)
 {
@@ -422,6 +451,12 @@ state_text(const struct cb_state *s)
 		put_long(&b, s->errors_total[i]);
 	}
 	puts_(&b, "}");
+	key(&b, "last_run_at");
+	put_time_or_null(&b, s->last_run_at);
+	key(&b, "last_success_at");
+	put_time_or_null(&b, s->last_success_at);
+	key(&b, "thresholds");
+	put_limits(&b, &s->limits);
 	key(&b, "history");
 	put_events(&b, s->history, s->n_history, "    ", "  ]");
 	puts_(&b, "\n}");

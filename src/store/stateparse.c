@@ -235,6 +235,30 @@ load_skips(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* "thresholds": null before a run recorded them; a member left out stays
+ * 0 (not recorded). */
+static int
+load_limits(const cJSON *j, struct cb_limits *l, char *err, size_t errlen)
+{
+	int *const v[N_THRESHOLD_KEYS] = { &l->no_progress, &l->same_error,
+	    &l->half_open_after, &l->max_consecutive_errors, &l->max_retries,
+	    &l->half_open_trials };
+	char f[64];
+	size_t i;
+
+	if (j == NULL || cJSON_IsNull(j))
+		return 0;
+	if (!cJSON_IsObject(j))
+		return bad_field(err, errlen, "thresholds", "an object");
+	for (i = 0; i < N_THRESHOLD_KEYS; i++) {
+		snprintf(f, sizeof(f), "thresholds.%s", threshold_keys[i]);
+		if (get_int(j, threshold_keys[i], f, v[i], err, errlen) == -1)
+			return -1;
+	}
+	return get_num(j, "cooldown", "thresholds.cooldown", 0, 1e12, 0,
+	    &l->cooldown, err, errlen);
+}
+
 static int
 load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 {
@@ -374,7 +398,13 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		}
 	}
 
-	if (load_skips(j, s, err, errlen) == -1)
+	if (get_time(j, "last_run_at", "last_run_at", 1, &s->last_run_at, err,
+	    errlen) == -1 ||
+	    get_time(j, "last_success_at", "last_success_at", 1,
+	    &s->last_success_at, err, errlen) == -1 ||
+	    load_limits(member(j, "thresholds"), &s->limits, err,
+	    errlen) == -1 ||
+	    load_skips(j, s, err, errlen) == -1)
 		return -1;
 	return load_history(member(j, "history"), s, err, errlen);
 }

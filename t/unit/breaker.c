@@ -219,9 +219,22 @@ test_threshold_at_half_open(void)
 	rec(ok_run(0));
 	is_int(S.state, CB_OPEN, "threshold 1 < half_open_after: OPEN at 1");
 	is_int(R.n, 2, "still CLOSED -> HALF_OPEN -> OPEN");
-	is_str(R.t[0].reason, "No progress detected for 1 iterations",
-	    "warning reason");
+	is_str(R.t[0].reason, "No progress detected for 1 iteration",
+	    "warning reason, singular");
+	is_str(R.t[1].reason, "No progress for 1 iteration",
+	    "open reason, singular");
 	is_int(R.outcome, OUT_OPEN, "outcome OPEN");
+
+	fresh();
+	L.max_consecutive_errors = 1;
+	L.no_progress = 9;
+	rec(build("h", 1));
+	is_str(S.open_reason, "1 consecutive error", "1 consecutive error");
+	fresh();
+	L.same_error = 1;
+	rec(build("h", 1));
+	is_str(S.open_reason, "Same error 1 time: error: boom",
+	    "same error 1 time");
 }
 
 static void
@@ -933,6 +946,35 @@ test_utf8_reason(void)
 	ok(valid_utf8(S.open_reason), "open_reason is valid UTF-8");
 }
 
+/* The end of the last run and of the last success, and the limits the
+ * run was judged by, for --status and the staleness metrics. */
+static void
+test_run_times(void)
+{
+	struct cb_run r;
+	struct cb_result res;
+
+	fresh();
+	ok(S.last_run_at < 0 && S.last_success_at < 0,
+	    "fresh: no last run, no last success");
+	is_int(S.limits.no_progress, 0, "fresh: no thresholds recorded");
+	L.no_progress = 7;
+	rec(build("h1", 0));
+	ok(S.last_run_at == T0 + 1 && S.last_success_at < 0,
+	    "a failed run: last_run_at, no last success");
+	is_int(S.limits.no_progress, 7, "the run's thresholds are kept");
+	rec(ok_run(1));
+	ok(S.last_run_at == T0 + 2 && S.last_success_at == T0 + 2,
+	    "a success: both times");
+	r = build("h2", 0);
+	r.ignored = 1;
+	rec(r);
+	ok(S.last_run_at == T0 + 3 && S.last_success_at == T0 + 2,
+	    "an ignored exit ran, but is no success");
+	breaker_trip(&S, &L, NULL, "op", T0 + 10, &res);
+	ok(S.last_run_at == T0 + 3, "a trip is not a run");
+}
+
 int
 main(void)
 {
@@ -958,6 +1000,7 @@ main(void)
 	test_timeout_class();
 	test_green_limits();
 	test_utf8_reason();
+	test_run_times();
 	breaker_free(&S);
 	return done_testing();
 }

@@ -639,8 +639,10 @@ test_metrics(void)
 {
 	static const char *const names[] = { "cbexec_state",
 	    "cbexec_runs_total", "cbexec_errors_total", "cbexec_opens_total",
-	    "cbexec_last_run_seconds", "cbexec_no_progress_count",
-	    "cbexec_consecutive_errors", "cbexec_same_error_count" };
+	    "cbexec_last_run_seconds", "cbexec_no_progress_runs",
+	    "cbexec_consecutive_errors", "cbexec_same_error_runs",
+	    "cbexec_last_run_timestamp_seconds",
+	    "cbexec_last_success_timestamp_seconds" };
 	struct reporter r = reporter();
 	struct cb_state s;
 	struct stat sb;
@@ -660,6 +662,7 @@ test_metrics(void)
 	s.errors_total[CB_CLASS_TRANSIENT] = 1;
 	s.errors_total[CB_CLASS_TIMEOUT] = 2;
 	s.errors_total[CB_CLASS_FATAL] = 0;
+	s.last_run_at = 1795316668.5884;
 	r.label = "night\"ly";
 	r.metrics_path = tmp_path("cbexec.prom");
 	rc = report_metrics(&r, &s, 2.5, err, sizeof(err));
@@ -693,8 +696,16 @@ test_metrics(void)
 	ok(strstr(text, "cbexec_last_run_seconds{circuit=\"night\\\"ly\"} "
 	    "2.500\n"), "last_run_seconds");
 	ok(strstr(text,
-	    "cbexec_no_progress_count{circuit=\"night\\\"ly\"} 3\n"),
-	    "no_progress_count");
+	    "cbexec_no_progress_runs{circuit=\"night\\\"ly\"} 3\n"),
+	    "no_progress_runs");
+	ok(strstr(text,
+	    "cbexec_same_error_runs{circuit=\"night\\\"ly\"} 1\n"),
+	    "same_error_runs");
+	ok(strstr(text, "cbexec_last_run_timestamp_seconds{circuit=\"night"
+	    "\\\"ly\"} 1795316668.588\n"), "last_run_timestamp_seconds");
+	ok(strstr(text, "cbexec_last_success_timestamp_seconds{circuit=\"night"
+	    "\\\"ly\"} 0.000\n"), "last_success_timestamp_seconds: 0, never");
+	ok(strstr(text, "_count") == NULL, "no metric ends in _count");
 	regcomp(&re, "^[a-zA-Z_:][a-zA-Z0-9_:]*(\\{[^}]*\\})? [0-9.eE+-]+$",
 	    REG_EXTENDED | REG_NOSUB);
 	for (line = strtok_r(text, "\n", &save); line != NULL;
@@ -708,7 +719,7 @@ test_metrics(void)
 		}
 	}
 	regfree(&re);
-	ok(allmatch && samples == 12, "every sample line is well-formed");
+	ok(allmatch && samples == 14, "every sample line is well-formed");
 	free(text);	/* strtok_r cut it up */
 	text = slurp(r.metrics_path);
 	ok(strstr(text, "cbexec_skips{circuit=\"night\\\"ly\"} 0\n") != NULL,
@@ -965,40 +976,80 @@ test_status(void)
 
 	f = open_memstream(&out, &n);
 	report_status(f, &s, "nightly", "cbexec --reset-circuit --name nightly",
-	    0);
+	    0, t + 2 * 3600 + 13 * 60 + 5);
 	fclose(f);
-	ok(has_line(out, "circuit:            nightly"), "status: circuit");
-	ok(has_line(out, "state:              OPEN  (since "
-	    "2026-11-22T01:02:03.456Z)"), "status: state and since");
-	ok(has_line(out, "reason:             No progress for 3 iterations"),
+	ok(has_line(out, "circuit:             nightly"), "status: circuit");
+	ok(has_line(out, "state:               OPEN  (since 01:02Z, 2h13m ago)"),
+	    "status: state, since when and how long ago");
+	ok(has_line(out, "reason:              No progress for 3 iterations"),
 	    "status: reason");
-	ok(has_line(out, "phase:              GREEN"), "status: phase");
+	ok(has_line(out, "next trial:          none: no cooldown, only a reset "
+	    "closes it"), "status: no cooldown, no trial");
+	ok(has_line(out, "phase:               GREEN"), "status: phase");
 	ok(has_line(out, "runs since progress: 3   (last progress at run 2)"),
 	    "status: runs since progress");
-	ok(has_line(out, "current run:        5"), "status: current run");
-	ok(has_line(out, "counters:           no-progress 3, same-error 1, "
-	    "consecutive errors 3, same-task 0"), "status: counters");
-	ok(has_line(out, "total opens:        1"), "status: total opens");
-	ok(has_line(out, "last error:         recoverable build_error: "
+	ok(has_line(out, "current run:         5"), "status: current run");
+	ok(has_line(out, "counters:            no-progress 3, same-error 1, "
+	    "consecutive errors 3, same-task 0"),
+	    "status: counters, no thresholds recorded");
+	ok(has_line(out, "total opens:         1"), "status: total opens");
+	ok(has_line(out, "last error:          recoverable build_error: "
 	    "x.c:1: error: boom (exit 2)"), "status: last error");
-	ok(has_line(out, "reset:              cbexec --reset-circuit --name "
+	ok(has_line(out, "reset:               cbexec --reset-circuit --name "
 	    "nightly"), "status: reset");
+	free(out);
+
+	/* The thresholds the last run was judged by, and a cooldown. */
+	breaker_default_limits(&s.limits);
+	s.limits.no_progress = 3;
+	s.limits.cooldown = 3600;
+	s.last_run_at = t;
+	out = NULL;
+	f = open_memstream(&out, &n);
+	report_status(f, &s, "nightly", "x", 0, t + 13 * 60);
+	fclose(f);
+	ok(has_line(out, "counters:            no-progress 3/3, same-error 1/5, "
+	    "consecutive errors 3/5, same-task 0/3"),
+	    "status: counters beside their thresholds");
+	ok(has_line(out, "next trial:          02:02Z, in 47m  (cooldown 1h)"),
+	    "status: next trial with a cooldown");
+	ok(has_line(out, "last run:            01:02Z, 13m ago"),
+	    "status: last run");
+	free(out);
+	s.cooldown = 7200;	/* doubled after a failed trial */
+	out = NULL;
+	f = open_memstream(&out, &n);
+	report_status(f, &s, "nightly", "x", 0, t + 3 * 86400);
+	fclose(f);
+	ok(has_line(out, "next trial:          the next run  (cooldown of 2h "
+	    "passed)"), "status: the cooldown has passed");
+	ok(has_line(out, "state:               OPEN  (since 2026-11-22 01:02Z, "
+	    "3d ago)"), "status: a date when not today");
+	free(out);
+	s.tripped = 1;
+	out = NULL;
+	f = open_memstream(&out, &n);
+	report_status(f, &s, "nightly", "x", 0, t);
+	fclose(f);
+	ok(has_line(out, "next trial:          none: tripped by an operator, "
+	    "only a reset closes it"), "status: a tripped circuit");
 	free(out);
 
 	s.state = CB_CLOSED;
 	out = NULL;
 	f = open_memstream(&out, &n);
-	report_status(f, &s, "nightly", "cbexec --reset-circuit", 0);
+	report_status(f, &s, "nightly", "cbexec --reset-circuit", 0, t);
 	fclose(f);
 	ok(strstr(out, "reason:") == NULL && strstr(out, "reset:") == NULL &&
-	    has_line(out, "state:              CLOSED"),
-	    "status CLOSED: no reason, no reset");
+	    strstr(out, "next trial:") == NULL &&
+	    has_line(out, "state:               CLOSED"),
+	    "status CLOSED: no reason, no next trial, no reset");
 	free(out);
 
 	s.state = CB_OPEN;
 	out = NULL;
 	f = open_memstream(&out, &n);
-	report_status(f, &s, "nightly", "x", 1);
+	report_status(f, &s, "nightly", "x", 1, t);
 	fclose(f);
 	j = cJSON_Parse(out);
 	is_str(jstr(j, "state"), "OPEN", "status --json: the state object");
@@ -1032,19 +1083,28 @@ add(struct cb_state *s, enum cb_event_kind k, long it, int from, int to,
 	breaker_add_event(s, 100, &e);
 }
 
+static int
+starts(const char *s, const char *prefix)
+{
+	return s != NULL && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 static char *
-history(const struct cb_state *s, long last, int json, int tty)
+history(const struct cb_state *s, long last, int json, int width)
 {
 	char *out = NULL;
 	size_t n = 0;
 	FILE *f = open_memstream(&out, &n);
 
-	report_history(f, s, last, json, tty);
+	report_history(f, s, last, json, width);
 	fclose(f);
 	return out;
 }
 
-#define COLORED "timeline: \033[32m.-E\033[33m/T~\033[31m|\033[32m+F\033[0m\n"
+#define TL_HEAD "timeline, oldest first (each line starts at the run it " \
+	"names):\n"
+#define COLORED TL_HEAD "run 1  \033[32m.-E\033[33m/T~\033[31m|R\033[32m+F" \
+	"\033[0m\n"
 
 static void
 test_history(void)
@@ -1052,6 +1112,7 @@ test_history(void)
 	struct cb_state s;
 	char *out;
 	cJSON *j;
+	long n;
 
 	breaker_init(&s, "nightly");
 	add(&s, EV_PROGRESS, 1, -1, -1, "progress", "", "", 0, 1, NULL);
@@ -1074,17 +1135,17 @@ test_history(void)
 	    "permission_denied", 126, -1, NULL);
 
 	out = history(&s, 0, 0, 0);
-	ok(has_line(out, "2026-11-22T01:02:04.456Z  run 1  progress  "
-	    "exit 0, progress"), "history: progress line");
-	ok(has_line(out, "2026-11-22T01:02:05.456Z  run 2  progress  "
+	ok(has_line(out, "2026-11-22T01:02:04.456Z  run 1  progress      "
+	    "exit 0, progress"), "history: progress line, in columns");
+	ok(has_line(out, "2026-11-22T01:02:05.456Z  run 2  progress      "
 	    "exit 0, no progress"), "history: no-progress line");
-	ok(has_line(out, "2026-11-22T01:02:06.456Z  run 3  error  "
+	ok(has_line(out, "2026-11-22T01:02:06.456Z  run 3  error         "
 	    "recoverable build_error (exit 1): x.c:1: error: boom"),
 	    "history: error line");
 	ok(has_line(out, "2026-11-22T01:02:06.456Z  run 3  state_change  "
 	    "CLOSED -> HALF_OPEN  No progress detected for 2 iterations"),
 	    "history: state change line");
-	ok(has_line(out, "2026-11-22T01:02:08.456Z  run 5  reset  "
+	ok(has_line(out, "2026-11-22T01:02:08.456Z  run 5  reset         "
 	    "fixed flaky fixture  by alice"), "history: reset by user");
 	ok(strncmp(out, "2026-11-22T01:02:04.456Z  run 1", 31) == 0,
 	    "history: oldest first, no timeline off a terminal");
@@ -1093,11 +1154,12 @@ test_history(void)
 	out = history(&s, 2, 0, 0);
 	is_str(out, "2026-11-22T01:02:08.456Z  run 5  state_change  "
 	    "OPEN -> CLOSED  fixed flaky fixture\n"
-	    "2026-11-22T01:02:09.456Z  run 6  error  fatal permission_denied "
-	    "(exit 126): permission denied\n", "history --last 2");
+	    "2026-11-22T01:02:09.456Z  run 6  error         fatal "
+	    "permission_denied (exit 126): permission denied\n",
+	    "history --last 2: columns as wide as the window's");
 	free(out);
 
-	out = history(&s, 2, 1, 1);
+	out = history(&s, 2, 1, 80);
 	j = cJSON_Parse(out);
 	is_int(cJSON_GetArraySize(j), 2, "history --json --last 2: 2 events");
 	is_str(jstr(cJSON_GetArrayItem(j, 1), "event"), "error",
@@ -1108,18 +1170,45 @@ test_history(void)
 	free(out);
 
 	setenv("NO_COLOR", "1", 1);
-	out = history(&s, 0, 0, 1);
-	ok(strncmp(out, "timeline: .-E/T~|+F\nlegend:", 27) == 0,
-	    "timeline marks");
+	out = history(&s, 0, 0, 80);
+	ok(starts(out, TL_HEAD "run 1  .-E/T~|R+F\nlegend:"),
+	    "timeline marks, the reset's R among them");
 	free(out);
-	out = history(&s, 3, 0, 1);
-	ok(strncmp(out, "timeline: +F\n", 13) == 0, "timeline: last 3");
+	out = history(&s, 3, 0, 80);
+	ok(starts(out, TL_HEAD "run 5  R+F\n"), "timeline: last 3, from run 5");
+	free(out);
+	setenv("NO_COLOR", "", 1);
+	out = history(&s, 0, 0, 80);
+	ok(strncmp(out, COLORED, strlen(COLORED)) == 0,
+	    "timeline coloured by the circuit's state (NO_COLOR empty)");
 	free(out);
 	unsetenv("NO_COLOR");
-	out = history(&s, 0, 0, 1);
-	ok(strncmp(out, COLORED, strlen(COLORED)) == 0,
-	    "timeline coloured by the circuit's state");
+	setenv("TERM", "dumb", 1);
+	out = history(&s, 0, 0, 80);
+	ok(strstr(out, "\033[") == NULL, "TERM=dumb: no colour");
 	free(out);
+	unsetenv("TERM");
+
+	/* Wrapped to the width, each line led by the run of its first mark;
+	 * trips and skips have their marks too. */
+	add(&s, EV_STATE_CHANGE, 6, CB_CLOSED, CB_OPEN,
+	    "tripped by operator: maintenance", "", "", -1, -1, "bob");
+	add(&s, EV_SKIP, 6, -1, -1, "skipped phase GREEN", "", "", -1, -1,
+	    "bob");
+	for (n = 7; n <= 30; n++)
+		add(&s, EV_PROGRESS, n, -1, -1, "progress", "", "", 0, 1, NULL);
+	setenv("NO_COLOR", "1", 1);
+	out = history(&s, 0, 0, 20);
+	ok(starts(out, TL_HEAD "run  1  .-E/T~|R+F!S\n"
+	    "run  7  ............\n"
+	    "run 19  ............\n"
+	    "legend:   . progress\n"
+	    "          - no progress\n"),
+	    "timeline wrapped at 20 columns, led by run numbers");
+	ok(has_line(out, "2026-11-22T01:02:33.456Z  run 30  progress      "
+	    "exit 0, progress"), "history: run numbers as wide as the widest");
+	free(out);
+	unsetenv("NO_COLOR");
 	breaker_free(&s);
 }
 

@@ -178,6 +178,12 @@ populate(struct cb_state *s)
 	s->tripped = 1;
 	for (i = 0; i < CB_CLASS_COUNT; i++)
 		s->errors_total[i] = 10 + (long)i;
+	s->last_run_at = 1795000000.25;
+	s->last_success_at = 1794990000.125;
+	breaker_default_limits(&s->limits);
+	s->limits.no_progress = 2;
+	s->limits.same_error = 3;
+	s->limits.cooldown = 90.5;
 	add_event(s, 1795000000.001, 41, EV_ERROR, -1, -1, NULL, NULL, 0, 2,
 	    "recoverable", "build_error");
 	s->history[0].task = strdup("T-17");
@@ -252,6 +258,19 @@ compare(const struct cb_state *a, const struct cb_state *b)
 	for (i = 0; i < CB_CLASS_COUNT; i++)
 		is_int(b->errors_total[i], a->errors_total[i],
 		    "errors_total[class]");
+	is_int((long long)(b->last_run_at * 1000 + 0.5),
+	    (long long)(a->last_run_at * 1000 + 0.5), "last_run_at (ms)");
+	is_int((long long)(b->last_success_at * 1000 + 0.5),
+	    (long long)(a->last_success_at * 1000 + 0.5),
+	    "last_success_at (ms)");
+	ok(b->limits.no_progress == a->limits.no_progress &&
+	    b->limits.same_error == a->limits.same_error &&
+	    b->limits.half_open_after == a->limits.half_open_after &&
+	    b->limits.max_consecutive_errors ==
+	    a->limits.max_consecutive_errors &&
+	    b->limits.max_retries == a->limits.max_retries &&
+	    b->limits.half_open_trials == a->limits.half_open_trials &&
+	    b->limits.cooldown == a->limits.cooldown, "thresholds");
 	is_int(b->n_history, a->n_history, "history length");
 	for (i = 0; i < a->n_history && i < b->n_history; i++) {
 		const struct cb_event *x = &a->history[i], *y = &b->history[i];
@@ -353,7 +372,8 @@ test_schema(void)
 		"opened_at", "open_reason", "outcome", "guidance",
 		"skipped_phases", "skipped_tasks", "skips", "stuck_task",
 		"updated_at", "cooldown", "trials_left",
-		"tripped", "errors_total", "history", NULL
+		"tripped", "errors_total", "last_run_at", "last_success_at",
+		"thresholds", "history", NULL
 	};
 	static const char *evkeys[] = {
 		"timestamp", "iteration", "event", "from_state", "to_state",
@@ -389,6 +409,13 @@ test_schema(void)
 	    "last_error"), "exit_code")), "last_error.exit_code is a number");
 	is_int(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "errors_total"),
 	    "fatal")->valueint, 14, "errors_total.fatal");
+	is_int(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "thresholds"),
+	    "no_progress_threshold")->valueint, 2,
+	    "thresholds.no_progress_threshold");
+	ok(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "thresholds"),
+	    "cooldown")->valuedouble == 90.5, "thresholds.cooldown");
+	is_str(cJSON_GetStringValue(cJSON_GetObjectItem(j, "last_run_at")),
+	    "2026-11-18T11:06:40.250Z", "last_run_at in ISO-8601");
 	ok(cJSON_IsTrue(cJSON_GetObjectItem(j, "tripped")), "tripped is a bool");
 	is_str(cJSON_GetStringValue(cJSON_GetObjectItem(j, "opened_at")),
 	    "2026-11-18T11:06:40.456Z", "opened_at in ISO-8601 with millis");
@@ -445,7 +472,10 @@ test_schema(void)
 	    cJSON_IsNull(cJSON_GetObjectItem(j, "opened_at")) &&
 	    cJSON_IsNull(cJSON_GetObjectItem(j, "open_reason")) &&
 	    cJSON_IsNull(cJSON_GetObjectItem(j, "guidance")) &&
-	    cJSON_IsNull(cJSON_GetObjectItem(j, "updated_at")),
+	    cJSON_IsNull(cJSON_GetObjectItem(j, "updated_at")) &&
+	    cJSON_IsNull(cJSON_GetObjectItem(j, "last_run_at")) &&
+	    cJSON_IsNull(cJSON_GetObjectItem(j, "last_success_at")) &&
+	    cJSON_IsNull(cJSON_GetObjectItem(j, "thresholds")),
 	    "fresh state: NULL fields are JSON null");
 	it = cJSON_GetObjectItem(j, "last_progress_metric");
 	ok(cJSON_IsObject(it) && it->child == NULL,

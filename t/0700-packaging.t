@@ -1,0 +1,102 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+# What a packager relies on: CPPFLAGS and LDFLAGS reach every compile and
+# link, libcrypto is a NEEDED library, a plain make names the missing
+# libraries before it compiles anything, the test runner keeps cbexec's
+# stderr out of prove's report unless a test fails, the man page formats
+# without groff warnings, and the systemd example names no install prefix.
+. "$(dirname "$0")/lib.sh"
+
+# Compile and link lines make would run, none run (-n), all of them (-B).
+dry=$(make -s -n -B -C "$TOP" CPPFLAGS=-DCBEXEC_PKG_FLAG \
+	LDFLAGS=-Wl,-z,now cbexec t/unit/ring.t 2>&1)
+compiles=$(printf '%s\n' "$dry" | grep -E ' -c -o src/[^ ]+\.o ')
+n=$(printf '%s\n' "$compiles" | grep -c .)
+ok "$([ "$n" -gt 20 ]; echo $?)" "make -n -B lists the compile lines ($n)"
+is "$(printf '%s\n' "$compiles" | grep -vc -- '-DCBEXEC_PKG_FLAG')" 0 \
+	"CPPFLAGS reaches every compile of src/"
+like "$(printf '%s\n' "$dry" | grep -E ' -o t/unit/ring\.t ')" '-DCBEXEC_PKG_FLAG' \
+	"CPPFLAGS reaches the unit tests"
+link=$(printf '%s\n' "$dry" | grep -E ' -o cbexec ')
+like "$link" '-Wl,-z,now' "LDFLAGS reaches the link"
+like "$link" '-lcrypto' "libcrypto is linked (pkg-config --libs)"
+like "$(printf '%s\n' "$compiles" | head -1)" '-D_GNU_SOURCE' \
+	"cbexec's own preprocessor flags are kept beside the packager's"
+
+if command -v readelf >/dev/null 2>&1; then
+	like "$(readelf -d "$TOP/cbexec")" 'NEEDED.*\[libcrypto\.so' \
+		"libcrypto is among the binary's NEEDED entries"
+else
+	skip "no readelf"
+fi
+# Without it the binary says so at start-up, naming the library: a copy
+# whose NEEDED entry names a library that is nowhere (same length).
+soname=$(readelf -d "$TOP/cbexec" 2>/dev/null | sed -n 's/.*NEEDED.*\[\(libcrypto[^]]*\)\]/\1/p')
+if [ -n "$soname" ]; then
+	gone=$(printf '%s' "$soname" | sed 's/libcrypto/libcryptX/')
+	perl -0777 -pe "s/\Q$soname\E\0/$gone\0/" "$TOP/cbexec" > nolib
+	chmod +x nolib
+	err=$(./nolib --version 2>&1); rc=$?
+	is "$rc" 127 "libcrypto missing: the loader refuses to start it (127)"
+	like "$err" "$gone: cannot open shared object file" "... naming the library"
+else
+	skip "no readelf"; skip "no readelf"
+fi
+
+# A plain make on a machine without the libraries: one message naming
+# them and the packages, before any object is compiled.
+mkdir tree
+cp -r "$TOP/Makefile" "$TOP/src" "$TOP/include" "$TOP/build-aux" tree/
+find tree -name '*.o' -exec rm -f {} +
+out=$(make -C tree PKG_CONFIG=false 2>&1); rc=$?
+ok "$([ "$rc" -ne 0 ]; echo $?)" "make without cJSON and libcrypto fails"
+like "$out" 'cbexec: missing build dependencies: cJSON, OpenSSL.s libcrypto' \
+	"it names what is missing"
+like "$out" 'apt-get install libcjson-dev libssl-dev' "and the packages"
+is "$(find tree -name '*.o' | wc -l | tr -d ' ')" 0 "before compiling anything"
+ok "$(printf '%s\n' "$out" | grep -q 'No such file'; [ $? -ne 0 ]; echo $?)" \
+	"no compiler error about a missing header"
+
+# build-aux/quiet-test: stderr only when the test fails.
+Q="$TOP/build-aux/quiet-test"
+printf '#!/bin/sh\necho "noise on stderr" >&2\necho "ok 1"\necho "1..1"\n' >pass.t
+printf '#!/bin/sh\necho "why it failed" >&2\necho "not ok 1"\necho "1..1"\nexit 1\n' >fail.t
+printf '#!/bin/sh\necho "said so" >&2\necho "not ok 1"\necho "1..1"\n' >notok.t
+chmod +x pass.t fail.t notok.t
+out=$(sh "$Q" ./pass.t 2>err); rc=$?
+is "$rc:$out" "0:ok 1
+1..1" "quiet-test: a passing test's TAP and status pass through"
+is "$(cat err)" "" "quiet-test: its stderr is not shown"
+out=$(sh "$Q" ./fail.t 2>err); rc=$?
+is "$rc" 1 "quiet-test: a failing test's status passes through"
+like "$(cat err)" 'why it failed' "quiet-test: a failing test's stderr is shown"
+sh "$Q" ./notok.t >/dev/null 2>err
+like "$(cat err)" 'said so' "quiet-test: a 'not ok' with exit 0 shows stderr too"
+like "$(make -s -n -C "$TOP" test 2>&1 | grep prove)" "--exec 'sh [^']*build-aux/quiet-test'" \
+	"make check runs each test through quiet-test"
+
+# groff formats the man page without "can't break line" (an 80-column
+# terminal, and a 70-column one).
+if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
+	for w in 80 70; do
+		out=$(MANWIDTH=$w man --warnings -E UTF-8 -l -Tutf8 -Z \
+			"$TOP/man/cbexec.1" 2>&1 >/dev/null)
+		is "$out" "" "man --warnings at $w columns: no warning"
+	done
+else
+	skip "no man or groff"; skip "no man or groff"
+fi
+
+# The systemd unit: no install prefix, and a restart policy for
+# RestartPreventExitStatus= to act on.
+U="$TOP/contrib/cbexec-agent.service"
+ok "$(grep -v '^#' "$U" | grep -q '/usr/local/bin'; [ $? -ne 0 ]; echo $?)" \
+	"contrib/cbexec-agent.service sets no /usr/local/bin"
+like "$(grep '^ExecStart=' "$U")" '^ExecStart=cbexec ' "its ExecStart is a bare cbexec"
+ex=$(sed -n '/^\[Service\]/,/^\.Ed/p' "$TOP/man/cbexec.1")
+like "$ex" '^Restart=on-failure$' "man page's systemd example has Restart="
+like "$ex" '^RestartPreventExitStatus=120 121 122 123 125$' \
+	"... and RestartPreventExitStatus= with 125"
+ok "$(printf '%s\n' "$ex" | grep -q '/usr/local/bin'; [ $? -ne 0 ]; echo $?)" \
+	"... and no /usr/local/bin"
+done_testing

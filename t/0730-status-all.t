@@ -1,0 +1,135 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+# What an operator with several circuits sees: --status --all (one line
+# per circuit of the state directory, JSON, exit 120 when one is OPEN),
+# --status with its counters beside their thresholds, ages and the next
+# trial, --history in columns with a timeline wrapped to the terminal, and
+# reasons that count in the singular.
+. "$(dirname "$0")/lib.sh"
+cb() { "$CBEXEC" -q --no-prompt --progress exit "$@"; }
+D=$CBEXEC_STATE_DIR
+# tty COLUMNS CMD: run the shell command CMD on a terminal that wide.
+tty() {
+	COLUMNS=$1 NO_COLOR=1 timeout 20 script -qec "$2" /dev/null 2>&1 | tr -d '\r'
+}
+HAVE_SCRIPT=; command -v script >/dev/null 2>&1 && HAVE_SCRIPT=1
+
+# ---- --status --all ------------------------------------------------------
+out=$("$CBEXEC" --status --all); rc=$?
+is "$rc:$out" "0:no circuits in $D" "no state directory: no circuits, 0"
+is "$("$CBEXEC" --status --all --json)" "[]" "--json: an empty array"
+
+cb --name backup -- true
+cb --name docs -n 2 -- false 2>/dev/null
+cb --name nightly -n 3 -- false 2>/dev/null
+cb --name dir-app-0123456789ab -- true
+# What is not a circuit: the locks, a save's temp file, a moved-aside
+# corrupt file, a directory, another file.
+: > "$D/.nightly.json.tmp.Ab12Cd"
+: > "$D/old.json.corrupt-20261122T000000Z"
+mkdir "$D/sub.json"
+: > "$D/notes.txt"
+out=$("$CBEXEC" --status --all); rc=$?
+is "$rc" 120 "--status --all with an OPEN circuit: 120"
+like "$(printf '%s\n' "$out" | head -1)" '^CIRCUIT +STATE +SINCE +SINCE PROGRESS +RETRY AT +LAST RUN +REASON$' \
+	"a header line"
+is "$(printf '%s\n' "$out" | sed 1d | awk '{ print $1 }' | tr '\n' ' ')" \
+	"backup dir-app-0123456789ab docs nightly " \
+	"one line per circuit, by name; nothing else listed"
+line() { printf '%s\n' "$out" | grep "^$1 "; }
+like "$(line backup)" '^backup +CLOSED +- +0 runs +- +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +-$' \
+	"a CLOSED circuit: no since, 0 runs since progress, its last run"
+like "$(line docs)" '^docs +HALF_OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +2 runs .*No progress detected for 2 iterations$' \
+	"a HALF_OPEN circuit: since when, runs since progress, why"
+like "$(line nightly)" '^nightly +OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +3 runs +- +.* No progress for 3 iterations$' \
+	"an OPEN circuit: since when, runs since progress, why"
+
+"$CBEXEC" --status --all --json > all.json
+is "$(perl -MJSON::PP -0777 -e 'print join " ", map { $_->{name} } @{decode_json(<STDIN>)}' < all.json)" \
+	"backup dir-app-0123456789ab docs nightly" "--json: one object per circuit"
+is "$(perl -MJSON::PP -0777 -e 'my ($n) = grep { $_->{name} eq "nightly" } @{decode_json(<STDIN>)};
+	print join "|", $n->{state}, $n->{reason}, $n->{runs_since_progress}, $n->{iteration},
+	    defined $n->{retry_at} ? "x" : "null", $n->{path}' < all.json)" \
+	"OPEN|No progress for 3 iterations|3|3|null|$D/nightly.json" "--json: the circuit's fields"
+like "$(jget all.json 0.last_run)" '^20[0-9-]+T[0-9:.]+Z$' "--json: last_run is ISO-8601"
+like "$(jget all.json 2.since)" '^20[0-9-]+T[0-9:.]+Z$' "--json: since is ISO-8601"
+"$CBEXEC" --status --all --json >/dev/null; is "$?" 120 "--json: 120 as well"
+"$CBEXEC" --status --all --exit-codes open=90 >/dev/null; is "$?" 90 "--exit-codes remaps it"
+
+# A later state's retry_at (a usage limit) shows as it is.
+perl -MJSON::PP -0777 -e 'my $j = decode_json(<STDIN>); $j->{retry_at} = "2036-01-02T03:04:05.000Z";
+	print JSON::PP->new->pretty->encode($j)' < "$D/docs.json" > docs.new &&
+	cat docs.new > "$D/docs.json"
+out=$("$CBEXEC" --status --all)
+like "$(line docs)" ' 2036-01-02 03:04Z \(in [0-9]+d' "retry_at shows with its date"
+"$CBEXEC" --status --all --json > all.json
+is "$(jget all.json 2.retry_at)" "2036-01-02T03:04:05.000Z" "--json: retry_at"
+
+# Unreadable: a line that says why; 125 when nothing is OPEN.
+echo garbage > "$D/broken.json"
+out=$("$CBEXEC" --status --all); rc=$?
+like "$(line broken)" '^broken +ERROR .*broken\.json: corrupt state file' "a corrupt file: ERROR and why"
+is "$rc" 120 "OPEN still wins: 120"
+"$CBEXEC" --reset-circuit nightly 2>/dev/null
+"$CBEXEC" --status --all >/dev/null; is "$?" 125 "nothing OPEN, one unreadable: 125"
+rm "$D/broken.json"
+"$CBEXEC" --status --all >/dev/null; is "$?" 0 "nothing OPEN: 0"
+
+err=$("$CBEXEC" --status --all nightly 2>&1); is "$?" 125 "--status --all CIRCUIT: usage error"
+like "$err" "no CIRCUIT, --state or --name" "... saying why"
+err=$("$CBEXEC" --history --all 2>&1); is "$?" 125 "--all without --status: usage error"
+like "$err" "--all goes only with --status" "... saying so"
+
+if [ -n "$HAVE_SCRIPT" ]; then
+	out=$(tty 60 "$CBEXEC --status --all")
+	long=$(printf '%s\n' "$out" | awk 'length > 60' | wc -l | tr -d ' ')
+	is "$long" 0 "on a 60-column terminal every line is cut to 60"
+	like "$out" '4 circuits listed, 0 OPEN\.' "... and a count follows"
+else
+	skip "no script(1)"; skip "no script(1)"
+fi
+
+# ---- --status: thresholds, ages, the next trial --------------------------
+cb --name cool --cooldown 1h --no-progress-threshold 3 -n 3 -- false 2>/dev/null
+out=$("$CBEXEC" --status cool); rc=$?
+is "$rc" 120 "--status on OPEN: 120"
+like "$out" 'counters: +no-progress 3/3, same-error 3/5, consecutive errors 3/5, same-task 0/3' \
+	"counters beside their thresholds"
+like "$out" 'state: +OPEN  \(since [0-9]{2}:[0-9]{2}Z, [0-9]+s ago\)' "since when, and how long ago"
+like "$out" 'next trial: +[0-9]{2}:[0-9]{2}Z, in (59m[0-9]*s|1h)  \(cooldown 1h\)' \
+	"when the cooldown allows the next trial"
+like "$out" 'last run: +[0-9]{2}:[0-9]{2}Z, [0-9]+s ago' "when the last run ended"
+is "$(jget "$D/cool.json" thresholds.no_progress_threshold):$(jget "$D/cool.json" thresholds.cooldown)" \
+	"3:3600" "the state file keeps the thresholds"
+"$CBEXEC" --trip cool 2>/dev/null
+like "$("$CBEXEC" --status cool)" 'next trial: +none: tripped by an operator' \
+	"a tripped circuit: no trial"
+
+# ---- --history: columns, a timeline on a terminal ------------------------
+cb --name h -n 2 --no-progress-threshold 9 --half-open-after 9 -- false 2>/dev/null
+"$CBEXEC" --trip --reason maint h 2>/dev/null
+"$CBEXEC" --reset-circuit --reason "fixed" h 2>/dev/null
+cb --name h -n 12 --no-progress-threshold 99 --half-open-after 99 -- true
+out=$("$CBEXEC" --history h)
+like "$(printf '%s\n' "$out" | head -1)" '^20[0-9T:.-]+Z  run 1   error         recoverable unknown \(exit 1\)' \
+	"history: columns, the run numbers as wide as the widest"
+like "$out" 'run 2   state_change  CLOSED -> OPEN  tripped by operator: maint' "history: the trip"
+like "$out" 'run 2   reset         fixed' "history: the reset"
+ok "$(printf '%s\n' "$out" | grep -q timeline; [ $? -ne 0 ]; echo $?)" "no timeline off a terminal"
+if [ -n "$HAVE_SCRIPT" ]; then
+	out=$(tty 20 "$CBEXEC --history h")
+	like "$(printf '%s\n' "$out" | sed -n 2p)" '^run  1  EE!R' \
+		"timeline: the trip (!) and the reset (R) have their marks"
+	like "$(printf '%s\n' "$out" | sed -n 3p)" '^run +[0-9]+  \.+$' \
+		"timeline: wrapped, each line led by its first run"
+	long=$(printf '%s\n' "$out" | sed -n '2,/^legend/p' | awk 'length > 20' | wc -l | tr -d ' ')
+	is "$long" 0 "timeline and legend fit 20 columns"
+	like "$out" 'R reset' "the legend names the reset"
+else
+	for i in 1 2 3 4; do skip "no script(1)"; done
+fi
+
+# ---- counts in the singular ----------------------------------------------
+cb --name one --no-progress-threshold 1 -- false 2>/dev/null
+is "$(jget "$D/one.json" open_reason)" "No progress for 1 iteration" "1 iteration, singular"
+done_testing
