@@ -113,7 +113,7 @@ like "$out" "reset: +cbexec --reset-circuit --state 'my dir.json'" "--status: th
 out=$("$CBEXEC" --history --state "my dir.json")
 ok "$(printf '%s' "$out" | grep -q "$(printf '\033')"; [ $? -ne 0 ]; echo $?)" "--history: no raw ESC byte"
 like "$out" 'boom\\x1b\[2J\\x0dstate' "--history: the bytes escaped"
-cb --state "my dir.json" -- true 2>err.txt
+"$CBEXEC" --no-prompt --progress exit --state "my dir.json" -- true 2>err.txt
 like "$(cat err.txt)" "Reset: cbexec --reset-circuit --state 'my dir.json'" "the refusal's hint is quoted too"
 hint=$(sed -n 's/.*Reset: cbexec //p' err.txt)
 eval "\"\$CBEXEC\" $hint" 2>/dev/null

@@ -52,7 +52,7 @@ echo '{"phases":{"BENCH":{}}}' > proj/.cbexec/config.json
 is "$(comp -C proj --phase b)" BENCH "bash: -C DIR: DIR's .cbexec/config.json"
 # The operator options.
 is "$(comp --cre)" --create "bash: --create"
-is "$(comp --status --al)" --all "bash: --all"
+is "$(comp --status --al)" "--all --allow-config" "bash: --al: --all and --allow-config"
 # A relative XDG_STATE_HOME is ignored.
 mkdir -p home/.local/state/cbexec rel/cbexec
 : > home/.local/state/cbexec/fromhome.json
