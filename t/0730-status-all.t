@@ -96,7 +96,7 @@ is "$rc" 120 "--status on OPEN: 120"
 like "$out" 'counters: +no-progress 3/3, same-error 3/5, consecutive errors 3/5, same-task 0/3' \
 	"counters beside their thresholds"
 like "$out" 'state: +OPEN  \(since [0-9]{2}:[0-9]{2}Z, [0-9]+s ago\)' "since when, and how long ago"
-like "$out" 'next trial: +[0-9]{2}:[0-9]{2}Z, in (59m[0-9]*s|1h)  \(cooldown 1h\)' \
+like "$out" 'next trial: +([0-9]{4}-[0-9]{2}-[0-9]{2} )?[0-9]{2}:[0-9]{2}Z, in (59m[0-9]*s|1h)  \(cooldown 1h\)' \
 	"when the cooldown allows the next trial"
 like "$out" 'last run: +[0-9]{2}:[0-9]{2}Z, [0-9]+s ago' "when the last run ended"
 is "$(jget "$D/cool.json" thresholds.no_progress_threshold):$(jget "$D/cool.json" thresholds.cooldown)" \
