@@ -7,9 +7,7 @@ T_DIR=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$T_DIR/.." && pwd)
 CBEXEC=${CBEXEC:-$TOP/cbexec}
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/cbexec-test.XXXXXX")
-# $TMPDIR, where cbexec makes each run's status file: apart from the tree
-# the tests watch, and removed with it (a cbexec a test kills with -9
-# cannot remove its own).
+# $TMPDIR: apart from the tree the tests watch, and removed with it.
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cbexec-tmp.XXXXXX")
 trap 'rm -rf "$SCRATCH" "$T_TMP"' EXIT
 export TMPDIR="$T_TMP"
