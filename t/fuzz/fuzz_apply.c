@@ -79,7 +79,8 @@ apply(struct cb_state *s, uint8_t act, uint8_t how, uint8_t hist)
 		breaker_trip(s, &l, "fuzz", "fuzzer", 1795000001, &res);
 		break;
 	default:
-		breaker_skip(s, &l, "GREEN", "fuzzer", 1795000001);
+		breaker_skip(s, &l, SKIP_PHASE, "GREEN", "fuzz", "fuzzer",
+		    1795000001, &res);
 		break;
 	}
 }
