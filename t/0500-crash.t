@@ -28,11 +28,17 @@ iter() {
 # Rounds alternate between a short and a long history: the state grows and
 # shrinks (a bigger write is a wider window to be killed in, and a shorter
 # file written over a longer one must not leave a tail behind).
+# The kills land in the 60 ms after cbexec has started and made its first
+# save: how long that takes is measured here, so a slower build (ASan) or a
+# loaded machine still sees kills in the middle of the loop, not before it.
+t0=$(date +%s%N)
+"$CBEXEC" -q --no-prompt --progress exit --state cal.json -n 1 -- true
+base=$(( ($(date +%s%N) - t0) / 1000000 ))
 prev=0 good=0 torn='' killed=0 i=0 seed=$$
 while [ $i -lt "$ROUNDS" ]; do
 	i=$((i + 1))
 	seed=$(( (seed * 1103515245 + 12345) % 2147483648 ))
-	delay=$(( seed / 65536 % 60 + 1 ))	# 1..60 ms
+	delay=$(( base + seed / 65536 % 60 + 1 ))	# ms after the first save
 	case $((i % 3)) in
 	0) extra="--history-size 1000" ;;
 	1) extra="--history-size 5" ;;
@@ -42,7 +48,7 @@ while [ $i -lt "$ROUNDS" ]; do
 	"$CBEXEC" -q --no-prompt --progress exit --wait-lock=5 $extra \
 	    --state k.json --loop -- true &
 	bg=$!
-	sleep "$(printf '0.%03d' "$delay")"
+	sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
 	kill -9 "$bg" 2>/dev/null && killed=$((killed + 1))
 	wait "$bg" 2>/dev/null
 	[ -e k.json ] || continue	# killed before the first save
