@@ -129,5 +129,16 @@ ssize_t file_write_all(int fd, const void *p, size_t n);
 void file_std_fds(void);
 /* Whether fd (0, 1, 2) was closed when file_std_fds ran. */
 int file_std_closed(int fd);
+/*
+ * Wall-clock time in a zone of the system's tz database (tz.c), for reset
+ * times agents print.  zone is an IANA name ("America/Recife", "UTC"), or
+ * NULL for cbexec's local time ($TZ).  An unknown zone is -1, never UTC.
+ */
+struct tm;
+/* The epoch time of the wall-clock time *tm in zone (tm_isdst is
+ * ignored: the zone's rules decide); 0 / -1. */
+int tz_mktime(const char *zone, struct tm *tm, double *t);
+/* The wall-clock time in zone of epoch time t; 0 / -1. */
+int tz_localtime(const char *zone, double t, struct tm *tm);
 
 #endif

@@ -253,6 +253,35 @@ struct run_facts {
 	const int *ok_codes;	/* --ok-exit-codes; {0} by default */
 	size_t n_ok_codes;
 	const char *tmpdir;	/* $TMPDIR for normalisation, or NULL */
+	/* A known agent (§9): stdout is classified too, and its structured
+	 * outcome comes first.  NULL for any other command. */
+	const struct agent_verdict *agent;
+};
+
+/*
+ * What an agent adapter (agent.h) made of a known agent's output: its
+ * structured outcome, which classify() takes before the built-in rows.
+ * Strings are borrowed from the adapter.
+ */
+struct agent_verdict {
+	int failed;		/* the structured result says the run failed
+				 * (is_error, turn.failed, an error event, an
+				 * "[API Error: ...]" result), whatever the
+				 * exit status */
+	const char *message;	/* that error's own message, one line, or
+				 * NULL */
+	int http_status;	/* its HTTP status, 0 when none was given */
+	const char *type;	/* a type the adapter settled (a Gemini exit
+				 * code, a rejected rate-limit event), or
+				 * NULL */
+	enum cb_class cls;	/* with type */
+	int retrying;		/* the client was retrying a transient error
+				 * when the run ended */
+	const char *retry_type;	/* that error's type and message */
+	const char *retry_message;
+	const struct rule *rules;	/* the adapter's own rows, tried on
+					 * its messages before the built-ins */
+	size_t n_rules;
 };
 
 struct classification {
@@ -269,6 +298,33 @@ struct classification {
 int classify(const struct rule *rules, size_t n_rules,
     const struct run_facts *f, struct classification *out);
 void classification_free(struct classification *c);
+
+/*
+ * The type of one message by the given rows (an adapter's own), then the
+ * built-in ones: 1 with *cls and *type, 0 when none matches, -1 on ENOMEM.
+ */
+int message_type(const struct rule *rules, size_t n_rules, const char *msg,
+    enum cb_class *cls, const char **type);
+
+/*
+ * The type of a provider error from its HTTP status alone (401 auth, 429
+ * rate_limited, 503 overloaded, ...): 0 with *cls and *type, -1 when the
+ * status says nothing.
+ */
+int status_type(int http_status, enum cb_class *cls, const char **type);
+
+/*
+ * When a provider says to try again (retry.c): the first reset time in s
+ * (epoch seconds, "resets 9:23pm (UTC)", "try again at 3:04 PM." in local
+ * time, ...) into h->at and the first delay ("retry-after: 2", "Please
+ * retry in 12s", retryDelayMs, ...) into h->after; 0 where none.  Returns
+ * 1 when either was found.  Reads the tz database for zone names.
+ */
+struct retry_hint {
+	double at;		/* epoch seconds, 0: none */
+	double after;		/* seconds, 0: none */
+};
+int retry_hint(const char *s, double now, struct retry_hint *h);
 
 /*
  * The normalised form of msg (malloc'd): ANSI escapes stripped, ISO-8601

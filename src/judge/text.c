@@ -328,3 +328,26 @@ last_line(const struct text *t, const char *fallback)
 			return line_dup(t, i);
 	return strdup(fallback);
 }
+
+/* Whether line i has a letter or a digit (more than a "}" or "---"). */
+static int
+has_word(const struct text *t, size_t i)
+{
+	size_t j;
+
+	for (j = t->clean_off[i]; j + 1 < t->clean_off[i + 1]; j++)
+		if (is_alnum((unsigned char)t->clean[j]))
+			return 1;
+	return 0;
+}
+
+char *
+last_words(const struct text *t, const char *fallback)
+{
+	size_t i;
+
+	for (i = t->n; i-- > 0;)
+		if (has_word(t, i))
+			return line_dup(t, i);
+	return strdup(fallback);
+}

@@ -73,5 +73,7 @@ long status_first(const char *code, const struct text *t);
 char *line_dup(const struct text *t, size_t i);
 /* The last non-blank line of t, else a copy of fallback. */
 char *last_line(const struct text *t, const char *fallback);
+/* The same, passing over lines without a letter or digit ("}"). */
+char *last_words(const struct text *t, const char *fallback);
 
 #endif

@@ -289,19 +289,19 @@ test_builtins(void)
 	    NULL, CB_CLASS_RECOVERABLE, "unknown", "processed 14290 rows");
 	expect("line 429 is not a status", 1,
 	    "  File \"x.py\", line 429, in f\nValueError: bad value\n", NULL,
-	    CB_CLASS_RECOVERABLE, "build_error", "ValueError: bad value");
+	    CB_CLASS_RECOVERABLE, "runtime_error", "ValueError: bad value");
 	expect("file:429 is not a status", 1, "x.c:429:1: warning: w\n", NULL,
 	    CB_CLASS_RECOVERABLE, "unknown", "x.c:429:1: warning: w");
 	expect("1,429 is not a status", 1, "spent 1,429 tokens\n", NULL,
 	    CB_CLASS_RECOVERABLE, "unknown", "spent 1,429 tokens");
 	expect("Claude usage limit", 1,
 	    "Claude AI usage limit reached|1700000000\n", NULL,
-	    CB_CLASS_TRANSIENT, "rate_limited",
+	    CB_CLASS_TRANSIENT, "usage_limit",
 	    "Claude AI usage limit reached|1700000000");
 	expect("overloaded_error", 1,
 	    "API Error: {\"type\":\"error\",\"error\":{\"type\":"
 	    "\"overloaded_error\",\"message\":\"Overloaded\"}}\n", NULL,
-	    CB_CLASS_TRANSIENT, "rate_limited",
+	    CB_CLASS_TRANSIENT, "overloaded",
 	    "API Error: {\"type\":\"error\",\"error\":{\"type\":"
 	    "\"overloaded_error\",\"message\":\"Overloaded\"}}");
 	expect("rate_limit_error", 1, "anthropic: rate_limit_error\n", NULL,
@@ -309,10 +309,10 @@ test_builtins(void)
 	expect("quota exceeded", 1, "Error: Quota exceeded for model\n", NULL,
 	    CB_CLASS_TRANSIENT, "rate_limited", "Error: Quota exceeded for model");
 	expect("503 Service Unavailable", 1, "curl: (22) The requested URL "
-	    "returned error: 503\n", NULL, CB_CLASS_TRANSIENT, "network",
+	    "returned error: 503\n", NULL, CB_CLASS_TRANSIENT, "overloaded",
 	    "curl: (22) The requested URL returned error: 503");
 	expect("503 status line", 1, "<< 503 Service Unavailable\n", NULL,
-	    CB_CLASS_TRANSIENT, "network", "<< 503 Service Unavailable");
+	    CB_CLASS_TRANSIENT, "overloaded", "<< 503 Service Unavailable");
 	expect("ECONNRESET", 1, "Error: read ECONNRESET\n    at TCP.onStreamRead\n",
 	    NULL, CB_CLASS_TRANSIENT, "network", "Error: read ECONNRESET");
 	expect("Connection refused", 1,
@@ -469,13 +469,13 @@ test_user_rules(void)
 	    CB_CLASS_FATAL, "bad_credentials", "Invalid API key");
 	f = exited(1, "Invalid API key\n", NULL);
 	check("rule only on stdout ignores stderr", r + 3, 1, &f,
-	    CB_CLASS_RECOVERABLE, "unknown", "Invalid API key");
+	    CB_CLASS_FATAL, "auth", "Invalid API key");
 	f = exited(1, "", "Invalid API key\n");
 	check("stdout-only rule matches stdout", r + 3, 1, &f,
 	    CB_CLASS_FATAL, "bad_credentials", "Invalid API key");
 	f = exited(1, "Invalid API key\n", NULL);
 	check("stdout rule with stdout not captured", r + 3, 1, &f,
-	    CB_CLASS_RECOVERABLE, "unknown", "Invalid API key");
+	    CB_CLASS_FATAL, "auth", "Invalid API key");
 	rule_free(&r[3]);
 	rule_free(&r[0]);
 	rule_free(&r[1]);
@@ -556,8 +556,8 @@ test_messages(void)
 	    "a.c:1: error: one\nb.c:2: error: two\n", NULL,
 	    CB_CLASS_RECOVERABLE, "build_error", "a.c:1: error: one");
 	expect("trailing CR and blanks trimmed", 1,
-	    "  error: spaced out \t\r\n", NULL, CB_CLASS_RECOVERABLE,
-	    "build_error", "error: spaced out");
+	    "  SyntaxError: spaced out \t\r\n", NULL, CB_CLASS_RECOVERABLE,
+	    "syntax_error", "SyntaxError: spaced out");
 	expect("whitespace-only lines are never the message", 1,
 	    "real line\n \t \n\r\n   \n", NULL, CB_CLASS_RECOVERABLE,
 	    "unknown", "real line");
@@ -588,10 +588,10 @@ test_messages(void)
 	expect("64 KiB of lines", 1, big, NULL, CB_CLASS_RECOVERABLE,
 	    "test_failure", "Tests: 2 failed");
 	memset(big, 'e', n);
-	memcpy(big + n - 10, "rror: z", 7);
+	memcpy(big + n - 10, "TypeError", 9);
 	f = exited(1, big, NULL);
 	ok(classify(NULL, 0, &f, &c) == 0 && c.message != NULL &&
-	    strlen(c.message) <= 4096 && strcmp(c.type, "build_error") == 0,
+	    strlen(c.message) <= 4096 && strcmp(c.type, "runtime_error") == 0,
 	    "one 64 KiB line: matched, message capped at 4 KiB");
 	classification_free(&c);
 	for (i = 0; i < n; i++)
