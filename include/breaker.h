@@ -137,6 +137,9 @@ struct cb_state {
 	char *stuck_task;		/* OPEN as STUCK on this task (it failed
 					 * max-retries times in a row): what
 					 * Skip gives up; else NULL */
+	double retry_at;		/* OPEN until then (a usage limit's reset
+					 * time), epoch seconds; < 0 means null */
+	char *session_id;		/* the agent's last session or thread id */
 	struct cb_event *history;	/* oldest first */
 	size_t n_history;
 	double last_run_at;		/* end of the last run; < 0 means null */
@@ -155,6 +158,10 @@ struct cb_run {
 	const char *hash;		/* error fingerprint, "" on success */
 	const char *task;		/* status TASK, else --task, else NULL */
 	int exit_code;			/* exit status, or 128+signal */
+	int usage_limit;		/* a provider usage limit (rule 8) */
+	double retry_at;		/* when the provider said to try again,
+					 * epoch seconds; 0: it did not say */
+	double retry_after;		/* or after how long, seconds; 0: none */
 };
 
 struct cb_transition {
@@ -189,21 +196,30 @@ void breaker_default_limits(struct cb_limits *l);
 int breaker_init(struct cb_state *s, const char *name);
 void breaker_free(struct cb_state *s);
 
+/* Without a reset time, a usage limit waits 5 minutes, doubling per
+ * failed trial up to 5 hours (unless --cooldown says otherwise). */
+#define CB_LIMIT_WAIT		(5 * 60.0)
+#define CB_LIMIT_WAIT_MAX	(5 * 3600.0)
+
 /*
- * Before a run (SPEC §4 rule 5).  Returns 1 when the run may go ahead, 0
- * when the circuit is OPEN and must refuse.  An OPEN circuit whose cooldown
- * has passed (and that was not tripped by an operator) becomes HALF_OPEN
- * with limits->half_open_trials trial runs; that transition lands in *res.
+ * Before a run (SPEC §4 rules 5 and 8).  Returns 1 when the run may go
+ * ahead, 0 when the circuit is OPEN and must refuse.  An OPEN circuit
+ * whose retry_at has come, or else whose cooldown has passed (and that was
+ * not tripped by an operator), becomes HALF_OPEN with trial runs (one for
+ * retry_at, limits->half_open_trials for a cooldown); that transition
+ * lands in *res.
  */
 int breaker_admit(struct cb_state *s, const struct cb_limits *l, double now,
     struct cb_result *res);
 
 /*
- * After a run (SPEC §4 rules 1-4 and the trial rule of 5): bumps
+ * After a run (SPEC §4 rules 1-4, the trial rule of 5, and rule 8): bumps
  * iteration, moves the counters, records a run event and any transitions
  * in the history (bounded by l->history_size), sets last_error, opened_at,
- * open_reason, total_opens, errors_total, updated_at, last_run_at,
- * last_success_at, and limits (a copy of *l).
+ * open_reason, retry_at, total_opens, errors_total, updated_at,
+ * last_run_at, last_success_at, and limits (a copy of *l).  A usage limit
+ * opens the circuit until its reset time (run->retry_at, else a wait); so
+ * does a trial that failed of a transient error.
  */
 void breaker_record(struct cb_state *s, const struct cb_limits *l,
     const struct cb_run *run, double now, struct cb_result *res);

@@ -82,6 +82,10 @@ int report_metrics(struct reporter *r, const struct cb_state *s,
 void report_status(FILE *f, const struct cb_state *s, const char *label,
     const char *reset_hint, int json, double now);
 
+/* A retry time for people: "2026-11-22T21:23:00.000Z (in 1h12m)", or
+ * "(due)" when it has come; returns buf. */
+const char *retry_in(double at, double now, char *buf, size_t len);
+
 /* --history: one line per event in columns, newest last; last > 0 keeps
  * the last N.  width > 0: the output is a terminal that wide, and a
  * timeline of the events, wrapped to it, comes first. */

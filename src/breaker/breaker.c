@@ -3,7 +3,9 @@
  * The circuit breaker (SPEC §4) as pure functions over struct cb_state.
  *
  * breaker_admit() is rule 5 (before a run), breaker_record() rules 1-4 and
- * the trial half of rule 5 (after a run); the operator's acts, rule 6,
+ * the trial half of rule 5 (after a run), and both keep rule 8: a usage
+ * limit opens the circuit until the provider's reset time (retry_at), and
+ * the first admission at or after it is a trial; the operator's acts, rule 6,
  * come last: breaker_reset() closes the circuit and clears every counter
  * but total_opens, breaker_trip() opens it with a reason no cooldown
  * closes, breaker_skip() gives up a phase or a task (SPEC §9) and closes
@@ -19,7 +21,9 @@
  *
  * breaker_record() first moves the counters (rules 1 and 2) and logs the
  * run, then decides at most one path: a fatal run opens the circuit at once;
- * a cooldown trial (trials_left > 0) closes or re-opens it and nothing else;
+ * a usage limit opens it until its reset time; a trial (trials_left > 0)
+ * closes or re-opens it and nothing else, a transient failure re-opening it
+ * until a later retry time;
  * otherwise progress closes a HALF_OPEN circuit, rule 3 warns and rule 4
  * trips.  A no-progress trip from CLOSED always passes through HALF_OPEN so
  * both steps are logged.  Allocation failures lose a string, never a
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <cJSON.h>
 
@@ -194,6 +199,55 @@ open_circuit(struct cb_state *s, const struct cb_limits *l,
 	inc_long(&s->total_opens);
 	breaker_set_str(&s->stuck_task, NULL);
 	s->trials_left = 0;
+	s->retry_at = -1;
+}
+
+/*
+ * How long a limit that named no time of its own is waited out: the
+ * configured cooldown (as doubled by failed trials), else 5 minutes,
+ * doubling each time up to 5 hours; s->cooldown keeps the current wait
+ * and a successful trial clears it.
+ */
+static double
+limit_wait(struct cb_state *s, const struct cb_limits *l)
+{
+	double w;
+
+	if (l->cooldown > 0)
+		return s->cooldown > 0 ? s->cooldown : l->cooldown;
+	w = s->cooldown > 0 ? 2 * s->cooldown : CB_LIMIT_WAIT;
+	if (w > CB_LIMIT_WAIT_MAX)
+		w = CB_LIMIT_WAIT_MAX;
+	s->cooldown = w;
+	return w;
+}
+
+/*
+ * Open the circuit until the time at (rule 8), with the reason
+ * "WHAT until HH:MM UTC"; a time a day or more ahead also names the date.
+ * The minute is rounded up so the time read is never before retry_at.
+ */
+static void
+open_until(struct cb_state *s, const struct cb_limits *l,
+    struct cb_result *res, const char *what, double at, double now)
+{
+	time_t t = (time_t)at;
+	struct tm tm;
+	char date[32] = "", *why;
+
+	if ((double)t < at)
+		t++;
+	t = (t + 59) / 60 * 60;
+	if (gmtime_r(&t, &tm) == NULL)
+		memset(&tm, 0, sizeof(tm));
+	if (at - now >= 86400)
+		strftime(date, sizeof(date), " on %Y-%m-%d", &tm);
+	why = str_fmt("%s until %02d:%02d UTC%s", what, tm.tm_hour, tm.tm_min,
+	    date);
+	open_circuit(s, l, res, why, now);
+	s->retry_at = at;
+	res->outcome = OUT_OPEN;
+	free(why);
 }
 
 /* Rule 3: the warning step.  Only ever taken from CLOSED. */
@@ -373,6 +427,18 @@ breaker_admit(struct cb_state *s, const struct cb_limits *l, double now,
 	res->outcome = OUT_OK;
 	if (s->state != CB_OPEN)
 		return 1;
+	/* A provider's limit is waited out to the time it named, then one
+	 * trial run needs no operator. */
+	if (!s->tripped && s->retry_at >= 0) {
+		if (now < s->retry_at)
+			return 0;
+		move_to(s, l, res, CB_HALF_OPEN, "Retry time reached", NULL,
+		    now);
+		s->retry_at = -1;
+		s->trials_left = 1;
+		s->updated_at = now;
+		return 1;
+	}
 	/* A configured cooldown of 0 means only an operator closes it, even
 	 * when an earlier, doubled cooldown is still on file. */
 	if (s->tripped || l->cooldown <= 0 || s->opened_at < 0 ||
@@ -467,7 +533,26 @@ record(struct cb_state *s, const struct cb_limits *l,
 	/* Only a caller that skipped breaker_admit() gets here. */
 	if (s->state == CB_OPEN)
 		return;
+	/* Rule 8: nothing will work before the provider's reset time. */
+	if (run->usage_limit) {
+		open_until(s, l, res, "usage limit", run->retry_at > now ?
+		    run->retry_at : now + limit_wait(s, l), now);
+		return;
+	}
 	if (s->state == CB_HALF_OPEN && s->trials_left > 0) {
+		/* A trial that met a rate limit or an outage waits again,
+		 * at least as long as the provider asked. */
+		if (run->cls == CB_CLASS_TRANSIENT && !run->progress) {
+			double w = limit_wait(s, l);
+
+			if (run->retry_after > w)
+				w = run->retry_after;
+			if (run->retry_at > now + w)
+				w = run->retry_at - now;
+			open_until(s, l, res, "Trial run failed; retrying",
+			    now + w, now);
+			return;
+		}
 		trial(s, l, run, now, res);
 		return;
 	}
@@ -506,6 +591,7 @@ close_by_operator(struct cb_state *s, const struct cb_limits *l,
 	breaker_set_str(&s->stuck_task, NULL);
 	s->opened_at = -1;
 	breaker_set_str(&s->open_reason, NULL);
+	s->retry_at = -1;
 	s->tripped = 0;
 	s->trials_left = 0;
 	s->cooldown = 0;
@@ -550,6 +636,7 @@ breaker_trip(struct cb_state *s, const struct cb_limits *l,
 		breaker_add_event(s, l->history_size, &e);
 	}
 	breaker_set_str(&s->open_reason, r);
+	s->retry_at = -1;
 	s->tripped = 1;
 	s->trials_left = 0;
 	s->updated_at = now;

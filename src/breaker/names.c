@@ -145,6 +145,7 @@ breaker_init(struct cb_state *s, const char *name)
 	s->updated_at = -1;
 	s->last_run_at = -1;
 	s->last_success_at = -1;
+	s->retry_at = -1;
 	s->outcome = OUT_OK;
 	if (name != NULL && (s->name = strdup(name)) == NULL)
 		return -1;
@@ -174,6 +175,7 @@ breaker_free(struct cb_state *s)
 	free(s->open_reason);
 	free(s->guidance);
 	free(s->stuck_task);
+	free(s->session_id);
 	for (i = 0; i < s->n_skips; i++) {
 		free(s->skips[i].name);
 		free(s->skips[i].reason);
@@ -231,6 +233,7 @@ breaker_snapshot(const struct cb_state *s, struct cb_state *b)
 	*b = *s;
 	b->phase = b->last_failed_task = b->last_fingerprint = NULL;
 	b->last_error_hash = b->open_reason = b->guidance = NULL;
+	b->session_id = NULL;
 	b->last_error.message = NULL;
 	b->last_progress_metric = NULL;
 	b->stuck_task = NULL;

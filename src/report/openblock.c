@@ -12,10 +12,11 @@
  *
  * The block is printed even in quiet mode (silent mode keeps it to the
  * log) and, like every message, goes to stderr in one write.  The
- * suggestion is chosen from the outcome and the open reason: an
- * environment problem (abort, or a fatal error) first, since a new
- * approach will not fix it; then the GREEN phase; then a failure that
- * keeps repeating; else a general review.
+ * suggestion is chosen from the outcome and the open reason: a provider's
+ * limit, which passes by itself, first; an environment problem (abort, or
+ * a fatal error) next, since a new approach will not fix it; then the
+ * GREEN phase; then a failure that keeps repeating; else a general
+ * review.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +39,16 @@ starts(const char *s, const char *prefix)
 static const char *
 suggestion(const struct cb_state *s)
 {
+	/* A provider's limit passes by itself. */
+	if (s->retry_at >= 0)
+		return "Nothing to fix: a trial run is allowed at the retry "
+		    "time, without a reset";
 	/* An environment problem is not fixed by a new approach, so it
 	 * comes before GREEN's advice. */
+	if (starts(s->open_reason, "fatal: auth") ||
+	    starts(s->open_reason, "fatal: billing"))
+		return "Fix the provider account (API key, login, credit), "
+		    "then reset";
 	if (s->outcome == OUT_ABORT || starts(s->open_reason, "fatal:"))
 		return "Fix the environment (permissions, missing command or "
 		    "dependency), then reset";
@@ -151,7 +160,7 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 	int has_fail = has_pass && status_metric(st, "tests_failing", &fail);
 	struct stuck_analysis a;
 	int analysed = stuck_analyse(s, &a);
-	char *p = NULL;
+	char *p = NULL, when[80];
 	size_t n = 0, i;
 	cJSON *o, *last;
 	FILE *m;
@@ -164,6 +173,9 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 	fprintf(m, "CIRCUIT: %s   PHASE: %s\n", label_of(r), phase);
 	fprintf(m, "REASON: %s\n", s->open_reason != NULL ? s->open_reason :
 	    "unknown");
+	if (s->retry_at >= 0)
+		fprintf(m, "RETRY_AT: %s\n", retry_in(s->retry_at, wall_now(),
+		    when, sizeof(when)));
 	fprintf(m, "ITERATIONS: %ld\n", s->iteration);
 	if (has_pass) {
 		fputs("TESTS_PASSING: ", m);
@@ -202,6 +214,8 @@ log:
 	if ((o = log_new(r, "open")) == NULL)
 		return;
 	add_str(o, "reason", s->open_reason);
+	if (s->retry_at >= 0)
+		add_str(o, "retry_at", iso8601(s->retry_at, when, sizeof(when)));
 	cJSON_AddNumberToObject(o, "iterations", s->iteration);
 	add_str(o, "phase", s->phase);
 	if (has_pass) {

@@ -11,9 +11,10 @@
  * reason row (open_reason when OPEN, else that change's reason) is left
  * out for a CLOSED circuit.  Each counter stands beside the threshold the
  * last run was judged by ("no-progress 2/3"), which the state file keeps;
- * an OPEN circuit says when its cooldown allows the next trial run.  Every
- * skip gets a row with when, who and why, and the task an OPEN circuit is
- * stuck on one too.
+ * an OPEN circuit says when its cooldown allows the next trial run, or,
+ * held by a provider's usage limit, when it retries.  Every skip gets a
+ * row with when, who and why, and the task an OPEN circuit is stuck on
+ * one too.
  * --history prints one line per event, oldest first, in columns.  On a
  * terminal a timeline comes first: a mark per run, error, state change,
  * reset, trip and skip, coloured by the state the circuit was in at that
@@ -203,6 +204,23 @@ next_trial(FILE *f, const struct cb_state *s, double now)
 		    span(cooldown, d, sizeof(d)));
 }
 
+/* "2026-11-22T21:23:00.000Z (in 1h12m)", or "(due)" once it has come. */
+const char *
+retry_in(double at, double now, char *buf, size_t len)
+{
+	char when[40], in[32];
+	long secs = (long)(at - now);
+
+	if ((double)secs < at - now)
+		secs++;
+	if (secs > 0)
+		snprintf(buf, len, "%s (in %s)", iso8601(at, when, sizeof(when)),
+		    duration_format((double)secs, in, sizeof(in)));
+	else
+		snprintf(buf, len, "%s (due)", iso8601(at, when, sizeof(when)));
+	return buf;
+}
+
 #define ROW(f, key, ...) do {						\
 	fprintf((f), "%-20s ", (key));					\
 	fprintf((f), __VA_ARGS__);					\
@@ -216,7 +234,7 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	const struct cb_event *e = last_change_to(s, s->state);
 	const char *reason = s->open_reason;
 	double since = since_of(s), last = last_run_of(s);
-	char ts[40], w[64];
+	char ts[80], w[64];
 
 	if (json) {
 		char *p = state_text(s);
@@ -238,7 +256,10 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 		reason = e->reason;
 	if (s->state != CB_CLOSED && reason != NULL)
 		ROWT(f, "reason:", reason);
-	if (s->state == CB_OPEN) {
+	if (s->state == CB_OPEN && s->retry_at >= 0)
+		ROW(f, "retry at:", "%s", retry_in(s->retry_at, now, ts,
+		    sizeof(ts)));
+	else if (s->state == CB_OPEN) {
 		fprintf(f, "%-20s ", "next trial:");
 		next_trial(f, s, now);
 		fputc('\n', f);

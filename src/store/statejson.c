@@ -425,6 +425,8 @@ state_text(const struct cb_state *s)
 	put_time_or_null(&b, s->opened_at);
 	key(&b, "open_reason");
 	put_str_or_null(&b, s->open_reason);
+	key(&b, "retry_at");
+	put_time_or_null(&b, s->retry_at);
 	key(&b, "outcome");
 	put_str(&b, outcome_name(s->outcome));
 	key(&b, "guidance");
@@ -451,6 +453,8 @@ state_text(const struct cb_state *s)
 		put_long(&b, s->errors_total[i]);
 	}
 	puts_(&b, "}");
+	key(&b, "session_id");
+	put_str_or_null(&b, s->session_id);
 	key(&b, "last_run_at");
 	put_time_or_null(&b, s->last_run_at);
 	key(&b, "last_success_at");

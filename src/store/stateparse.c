@@ -329,6 +329,10 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    errlen) == -1 ||
 	    get_str(j, "open_reason", "open_reason", &s->open_reason, err,
 	    errlen) == -1 ||
+	    get_time(j, "retry_at", "retry_at", 1, &s->retry_at, err,
+	    errlen) == -1 ||
+	    get_str(j, "session_id", "session_id", &s->session_id, err,
+	    errlen) == -1 ||
 	    get_str(j, "guidance", "guidance", &s->guidance, err,
 	    errlen) == -1 ||
 	    get_time(j, "updated_at", "updated_at", 1, &s->updated_at, err,

@@ -369,11 +369,11 @@ test_schema(void)
 		"last_failed_task", "iteration", "total_opens",
 		"last_progress_iteration", "last_progress_metric",
 		"last_fingerprint", "last_error_hash", "last_error",
-		"opened_at", "open_reason", "outcome", "guidance",
+		"opened_at", "open_reason", "retry_at", "outcome", "guidance",
 		"skipped_phases", "skipped_tasks", "skips", "stuck_task",
 		"updated_at", "cooldown", "trials_left",
-		"tripped", "errors_total", "last_run_at", "last_success_at",
-		"thresholds", "history", NULL
+		"tripped", "errors_total", "session_id", "last_run_at",
+		"last_success_at", "thresholds", "history", NULL
 	};
 	static const char *evkeys[] = {
 		"timestamp", "iteration", "event", "from_state", "to_state",
