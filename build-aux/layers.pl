@@ -10,7 +10,7 @@ use warnings;
 
 my $top = shift // '.';
 # Lowest first.  A subsystem may include only faces of those before it.
-my @layers = qw(core breaker run store judge report cli driver);
+my @layers = qw(core breaker run store judge agent report cli driver);
 my %rank;
 @rank{@layers} = 0 .. $#layers;
 $rank{top} = scalar @layers;	# src/cbexec.c

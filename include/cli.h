@@ -63,6 +63,7 @@ struct options {
 	size_t capture_bytes;
 	int no_capture_stdout, keep_orphans;
 	int exit_open, exit_stuck, exit_abort, exit_busy;
+	char *agent;			/* --agent NAME or "none"; NULL: detect */
 	/* from the config file */
 	struct phase_def *phases;	/* custom phases */
 	size_t n_phases;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent.h"
 #include "cli.h"
 #include "core.h"
 #include "optvalues.h"
@@ -30,7 +31,7 @@ enum opt_id {
 	O_WATCH, O_EXCLUDE, O_CAPTURE_BYTES, O_NO_CAPTURE_STDOUT,
 	O_KEEP_ORPHANS, O_EXIT_CODES, O_SKIP, O_UNSKIP, O_RECORD, O_EXIT,
 	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_CREATE, O_ALL, O_ALLOW_CONFIG,
-	O_COUNT
+	O_AGENT, O_COUNT
 };
 /* o->origin has a slot per option; a table that outgrows it fails to
  * compile rather than writing past it. */
@@ -112,6 +113,7 @@ static const struct opt opts[] = {
 	{ "create", no_argument, 0, O_CREATE },
 	{ "all", no_argument, 0, O_ALL },
 	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG },
+	{ "agent", required_argument, 0, O_AGENT },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -437,6 +439,11 @@ set_option(struct options *o, const struct opt *op, const char *v,
 	case O_ALL:
 		o->all = 1;
 		return 0;
+	case O_AGENT:
+		if (strcmp(v, "none") != 0 && agent_by_name(v) == NULL)
+			return errf(err, len, "unknown agent '%s' for --agent "
+			    "(%s or none)", v, agent_names());
+		return replace_str(&o->agent, v);
 	case O_COUNT:
 		break;
 	}

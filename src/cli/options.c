@@ -89,6 +89,7 @@ options_free(struct options *o)
 	free(o->message);
 	free(o->stderr_file);
 	free(o->stdout_file);
+	free(o->agent);
 	strv_free(&o->watch);
 	strv_free(&o->exclude);
 	for (i = 0; i < o->n_phases; i++) {

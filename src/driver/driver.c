@@ -5,8 +5,11 @@
  * run.c, judge and record what it did (the breaker, the durable save, the
  * report), and decide whether to go on: -n, --loop, --until-success, the
  * budget, --delay and --backoff.  When the circuit opens, the OPEN block
- * and, on a terminal, the menu.  The exit status follows SPEC §2: the
- * command's own, unless cbexec intervened.
+ * and, on a terminal, the menu.  A provider's usage limit opens the
+ * circuit until its reset time instead (SPEC §4 rule 8): there is nothing
+ * to ask an operator, and --loop sleeps until then when the budget
+ * allows.  The exit status follows SPEC §2: the command's own, unless
+ * cbexec intervened.
  *
  * A run for a skipped phase or task (SPEC §9) is not started: the check
  * comes before the breaker's, so a phase given up needs no closed circuit.
@@ -57,6 +60,20 @@ budget_spent(struct inv *v)
 	report_event(&v->rep, "budget", "spent before the next run");
 	v->s.outcome = OUT_TIMEOUT;
 	return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_TIMEOUT;
+}
+
+/* --loop waits for an OPEN circuit's retry time when the budget lasts
+ * that long (SPEC §4 rule 8). */
+static int
+waitable(const struct inv *v)
+{
+	double until;
+
+	if (!v->o->loop || v->s.state != CB_OPEN || v->s.retry_at < 0 ||
+	    v->s.tripped)
+		return 0;
+	until = mono_now() + (v->s.retry_at - wall_now());
+	return v->deadline <= 0 || until <= v->deadline;
 }
 
 static void
@@ -258,8 +275,15 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	    r->exit_code;
 	if (r->exec_errno != 0)
 		run.exit_code = r->exec_errno == ENOENT ? 127 : 126;
+	run.usage_limit = d->c.cls == CB_CLASS_TRANSIENT &&
+	    strcmp(d->c.type, "usage_limit") == 0;
+	run.retry_at = d->retry_at;
+	run.retry_after = d->retry_after;
+	v->retry_after = d->retry_after;
 
 	breaker_record(&v->s, &o->limits, &run, wall_now(), &res);
+	if (d->session != NULL)
+		breaker_set_str(&v->s.session_id, d->session);
 	if (d->after.git[0] || d->after.files[0])
 		breaker_set_str(&v->s.last_fingerprint, d->after.git[0] ?
 		    d->after.git : d->after.files);
@@ -293,6 +317,11 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 
 	if (sup_aborted())
 		return CB_EXIT_ABORT;
+	if (res.outcome == OUT_OPEN && v->s.retry_at >= 0) {
+		/* Nothing an operator could do: wait, or say so. */
+		report_open_block(&v->rep, &v->s, &d->st, v->c->reset_hint);
+		return waitable(v) ? -1 : CB_EXIT_OPEN;
+	}
 	if (res.outcome == OUT_OPEN || res.outcome == OUT_STUCK ||
 	    res.outcome == OUT_ABORT)
 		return opened(v, &d->st, res.outcome == OUT_OPEN ?
@@ -312,12 +341,44 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 static int
 refuse(struct inv *v)
 {
+	char in[32] = "", d[24];
+	long secs;
+
 	if (v->o->verbosity < 0)
 		return CB_EXIT_OPEN;
-	fprintf(stderr, "cbexec[%s]: circuit is OPEN%s%s; not running. "
+	if (v->s.retry_at >= 0) {
+		/* whole seconds, rounded up: never "in 0s" before it */
+		secs = (long)(v->s.retry_at - wall_now()) + 1;
+		snprintf(in, sizeof(in), " (retry in %s)", duration_format(
+		    (double)(secs > 0 ? secs : 0), d, sizeof(d)));
+	}
+	fprintf(stderr, "cbexec[%s]: circuit is OPEN%s%s%s; not running. "
 	    "Reset: %s\n", v->c->label, v->s.open_reason ? ": " : "",
-	    v->s.open_reason ? v->s.open_reason : "", v->c->reset_hint);
+	    v->s.open_reason ? v->s.open_reason : "", in, v->c->reset_hint);
 	return CB_EXIT_OPEN;
+}
+
+/* Sleep until the circuit's retry time, then the loop tries again.
+ * -1 to go on, else the exit status. */
+static int
+wait_retry(struct inv *v)
+{
+	double secs = v->s.retry_at - wall_now();
+	char d[24];
+	int rc;
+
+	if (v->o->verbosity >= 0)
+		fprintf(stderr, "cbexec[%s]: waiting %s for the retry time\n",
+		    v->c->label, duration_format(secs > 0 ? secs : 0, d,
+		    sizeof(d)));
+	/* a little past it, so the wall clock has surely reached it */
+	if ((rc = sup_sleep(secs + 0.05, v->deadline)) == 1)
+		return budget_spent(v);
+	if (rc == 2) {
+		v->s.outcome = OUT_ABORT;
+		return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_ABORT;
+	}
+	return -1;
 }
 
 /* Take the circuit's lock, waiting as --wait-lock says, within the
@@ -350,6 +411,8 @@ admit(struct inv *v)
 	struct cb_result res;
 
 	if (!breaker_admit(&v->s, &v->o->limits, wall_now(), &res)) {
+		if (waitable(v))
+			return ADMIT_WAIT;
 		/* --record prints nothing unless asked (-v). */
 		return v->rep.verbosity > -2 ? refuse(v) : CB_EXIT_OPEN;
 	}
@@ -438,6 +501,10 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 	v->px.files.n_exclude = o->exclude.n;
 	v->px.files.state_dir = v->state_dir;
 	v->px.files.skip = v->status_file;
+	if (o->agent != NULL)
+		v->agent = agent_by_name(o->agent);	/* NULL for "none" */
+	else if (o->argv != NULL)
+		v->agent = agent_detect(o->argv);
 	return -1;
 }
 
@@ -491,7 +558,12 @@ driver_run(struct options *o, const struct circuit *c)
 			ret = runs > 0 ? budget_spent(&v) : CB_EXIT_TIMEOUT;
 			break;
 		}
-		if ((ret = admit(&v)) >= 0)
+		if ((ret = admit(&v)) == ADMIT_WAIT) {
+			if ((ret = wait_retry(&v)) >= 0)
+				break;
+			continue;
+		}
+		if (ret >= 0)
 			break;
 		if ((rc = run_once(&v, &d)) != 0) {
 			ret = rc == 1 ? interrupted(&v, runs) : CB_EXIT_ERROR;
@@ -521,6 +593,9 @@ driver_run(struct options *o, const struct circuit *c)
 
 			if (b > pause)
 				pause = b;
+			/* a provider that said when to try again is heard */
+			if (failed && v.retry_after > pause)
+				pause = v.retry_after;
 			rc = sup_sleep(pause, v.deadline);
 			if (rc == 1) {
 				ret = budget_spent(&v);

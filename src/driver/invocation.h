@@ -7,6 +7,7 @@
 #ifndef CBEXEC_INVOCATION_H
 #define CBEXEC_INVOCATION_H
 
+#include "agent.h"
 #include "cli.h"
 #include "driver.h"
 #include "judge.h"
@@ -25,6 +26,8 @@ struct inv {
 	int lock;		/* the circuit's lock fd */
 	char *status_file;	/* $CBEXEC_STATUS_FILE, beside the state */
 	int loaded;		/* s holds a loaded state (free it) */
+	const struct agent *agent;	/* the client COMMAND runs, or NULL */
+	double retry_after;	/* the last run's provider asked to wait */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */
@@ -39,6 +42,9 @@ struct run_done {
 	char *task;			/* the reported TASK as UTF-8, or NULL */
 	int progress;			/* --record --progress yes/no: 1/0;
 					 * -1: judged as SPEC §3.1 says */
+	char *session;			/* the agent's session id, UTF-8 */
+	double retry_at;		/* a usage limit's reset time, 0: none */
+	double retry_after;		/* a transient error's wait, 0: none */
 };
 
 /*
@@ -54,8 +60,10 @@ void inv_end(struct inv *v);
  * line that says so, else 0. */
 int skipped(struct inv *v, const char *task);
 
-/* Before a run (SPEC §4 rule 5): -1 when it may start, else the exit
+/* Before a run (SPEC §4 rules 5 and 8): -1 when it may start, ADMIT_WAIT
+ * when --loop should sleep until the circuit's retry time, else the exit
  * status (an OPEN circuit refuses: 120, said on stderr). */
+#define ADMIT_WAIT (-2)
 int admit(struct inv *v);
 
 /*
@@ -70,10 +78,12 @@ int record(struct inv *v, const struct run_done *d, int *code, int *failed);
  * (nothing ran), -1 when cbexec itself failed (message printed). */
 int run_once(struct inv *v, struct run_done *d);
 void run_done_free(struct run_done *d);
-/* Classify what d->r holds and take the task d->st reports (run.c): 0,
- * or -1 when out of memory (message printed).  stdout counts only when
- * with_stdout. */
-int run_judge(const struct options *o, struct run_done *d, int with_stdout);
+/* Classify what d->r holds (with a known agent's verdict ar, or NULL),
+ * read when the provider said to try again, and take the task d->st and
+ * the session ar report (run.c): 0, or -1 when out of memory (message
+ * printed).  stdout counts only when with_stdout. */
+int run_judge(const struct options *o, struct run_done *d, int with_stdout,
+    const struct agent_result *ar);
 
 /* The directory of named circuits (circuit.c): $CBEXEC_STATE_DIR, else
  * ${XDG_STATE_HOME:-$HOME/.local/state}/cbexec (malloc'd); NULL with the

@@ -145,7 +145,7 @@ record_facts(const struct options *o, struct run_done *d)
 		if (scan_status(d) == -1)
 			goto oom;
 	}
-	return run_judge(o, d, o->stdout_file != NULL);
+	return run_judge(o, d, o->stdout_file != NULL, NULL);
 oom:
 	fprintf(stderr, "cbexec: out of memory\n");
 	return -1;

@@ -2,8 +2,11 @@
 /*
  * One run: the command's environment and status file, the supervised run
  * itself (run/), the status it reported, the work-tree fingerprints around
- * it and its classification.  It returns what the run did; the loop
- * (driver.c) judges progress, records it in the breaker, saves and reports.
+ * it and its classification.  For a known agent its adapter reads stdout
+ * beside the status scanner, and its verdict, status block, session and
+ * the provider's word on when to try again go with the run.  It returns
+ * what the run did; the loop (driver.c) judges progress, records it in the
+ * breaker, saves and reports.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +61,7 @@ child_env(struct inv *v, const char *status_file)
 
 	while (environ[n] != NULL)
 		n++;
-	if ((env = calloc(n + 10, sizeof(*env))) == NULL)
+	if ((env = calloc(n + 11, sizeof(*env))) == NULL)
 		return NULL;
 	for (i = 0; i < n; i++) {
 		if (strncmp(environ[i], "CBEXEC_", 7) == 0 &&
@@ -70,7 +73,8 @@ child_env(struct inv *v, const char *status_file)
 		    strncmp(environ[i], "CBEXEC_LAST_ERROR=", 18) == 0 ||
 		    strncmp(environ[i], "CBEXEC_GUIDANCE=", 16) == 0 ||
 		    strncmp(environ[i], "CBEXEC_SKIPPED_PHASES=", 22) == 0 ||
-		    strncmp(environ[i], "CBEXEC_SKIPPED_TASKS=", 21) == 0))
+		    strncmp(environ[i], "CBEXEC_SKIPPED_TASKS=", 21) == 0 ||
+		    strncmp(environ[i], "CBEXEC_SESSION_ID=", 18) == 0))
 			continue;
 		env[k++] = strdup(environ[i]);
 	}
@@ -93,6 +97,8 @@ child_env(struct inv *v, const char *status_file)
 	ADD("CBEXEC_LAST_ERROR=%s", last_err != NULL ? last_err : "");
 	if (v->s.guidance != NULL)
 		ADD("CBEXEC_GUIDANCE=%s", v->s.guidance);
+	if (v->s.session_id != NULL)
+		ADD("CBEXEC_SESSION_ID=%s", v->s.session_id);
 	/* What was given up, so the command can pick something else. */
 	sp = skip_list(&v->s, SKIP_PHASE);
 	st = skip_list(&v->s, SKIP_TASK);
@@ -177,11 +183,69 @@ read_status_file(const char *path, struct status_report *r,
 	free(buf);
 }
 
-/* The run's stdout, as it passes, goes to the status block scanner. */
+/* The run's stdout, as it passes, goes to the status block scanner and
+ * to the agent's adapter. */
+struct readers {
+	struct status_scanner *sc;
+	struct agent_run *ar;
+};
+
 static void
-scan_stdout(void *sc, const char *p, size_t n)
+scan_stdout(void *arg, const char *p, size_t n)
 {
-	status_scanner_feed(sc, p, n);
+	struct readers *rd = arg;
+
+	if (rd->sc != NULL)
+		status_scanner_feed(rd->sc, p, n);
+	if (rd->ar != NULL)
+		agent_feed(rd->ar, p, n);
+}
+
+/*
+ * When the provider said to try again: a usage limit's reset time, or how
+ * long a transient error should be waited out.  The adapter's structured
+ * hints (resetsAt, a retry-after header) first, then the message.
+ */
+static void
+retry_times(struct run_done *d, const struct retry_hint *given, double now)
+{
+	struct retry_hint h = { 0, 0 };
+	double at, after;
+
+	if (d->c.cls != CB_CLASS_TRANSIENT)
+		return;
+	retry_hint(d->c.message, now, &h);
+	at = given != NULL && given->at > 0 ? given->at : h.at;
+	after = given != NULL && given->after > h.after ? given->after :
+	    h.after;
+	if (strcmp(d->c.type, "usage_limit") == 0) {
+		d->retry_at = at > 0 ? at : after > 0 ? now + after : 0;
+		return;
+	}
+	d->retry_after = at > now && at - now > after ? at - now : after;
+}
+
+/* The adapter's last word: the run is over (stderr's tail, exit). */
+static int
+agent_end(struct agent_run *ar, const struct sup_result *r,
+    struct agent_result *res)
+{
+	struct agent_end end;
+	size_t el = 0;
+	char *e;
+	int rc;
+
+	if ((e = ring_dup(&r->err, &el)) == NULL)
+		return -1;
+	memset(&end, 0, sizeof(end));
+	end.exit_code = r->exit_code;
+	end.timed_out = r->timed_out;
+	end.err = e;
+	end.err_len = el;
+	end.now = wall_now();
+	rc = agent_finish(ar, &end, res);
+	free(e);
+	return rc;
 }
 
 /* Tell the operator which fingerprints could not be taken. */
@@ -200,6 +264,9 @@ run_once(struct inv *v, struct run_done *d)
 	struct options *o = v->o;
 	struct sup_cfg cfg;
 	struct status_scanner *sc = NULL;
+	struct agent_run *ar = NULL;
+	struct agent_result res;
+	struct readers rd;
 	const char *sfile = v->status_file;
 	char err[512];
 	int ret = -1;
@@ -207,6 +274,8 @@ run_once(struct inv *v, struct run_done *d)
 	memset(d, 0, sizeof(*d));
 	d->progress = -1;
 	memset(&cfg, 0, sizeof(cfg));
+	memset(&res, 0, sizeof(res));
+	status_init(&res.status);
 	status_init(&d->st);
 	status_init(&d->cmd);
 	if ((ret = make_status_file(sfile)) != 0) {
@@ -218,6 +287,8 @@ run_once(struct inv *v, struct run_done *d)
 	if (o->argv != NULL && (cfg.envp = child_env(v, sfile)) == NULL)
 		goto oom;
 	if (!o->no_capture_stdout && (sc = status_scanner_new()) == NULL)
+		goto oom;
+	if (v->agent != NULL && (ar = agent_run_new(v->agent, NULL)) == NULL)
 		goto oom;
 	warn_prints(v, take_prints(&v->px, &d->before, NULL));
 	/* Interrupted while git looked: no run is started. */
@@ -234,9 +305,11 @@ run_once(struct inv *v, struct run_done *d)
 	cfg.capture_bytes = o->capture_bytes;
 	cfg.capture_stdout = !o->no_capture_stdout;
 	cfg.keep_orphans = o->keep_orphans;
+	rd.sc = sc;
+	rd.ar = ar;
 	if (sc != NULL) {
 		cfg.tap = scan_stdout;
-		cfg.tap_arg = sc;
+		cfg.tap_arg = &rd;
 	}
 	d->started = wall_now();
 	if (sup_run(&cfg, &d->r) == -1) {
@@ -245,9 +318,17 @@ run_once(struct inv *v, struct run_done *d)
 		goto out;
 	}
 	d->have_result = 1;
+	if (ar != NULL && agent_end(ar, &d->r, &res) == -1)
+		goto oom;
 
 	read_status_file(sfile, &d->st, &v->rep);
-	if (!d->st.present && sc != NULL) {
+	if (!d->st.present && ar != NULL && res.status_own) {
+		/* a structured format: the block in the assistant's own
+		 * text, not one quoted in a prompt or a tool's output */
+		status_free(&d->st);
+		d->st = res.status;
+		status_init(&res.status);
+	} else if (!d->st.present && sc != NULL) {
 		status_scanner_result(sc, &d->st);
 		if (!d->st.present && d->st.warning[0] != '\0')
 			report_warn(&v->rep, "status block: %s",
@@ -259,13 +340,15 @@ run_once(struct inv *v, struct run_done *d)
 		report_warn(&v->rep, "%s", err);
 	warn_prints(v, take_prints(&v->px, &d->after, &d->before));
 
-	if (run_judge(o, d, cfg.capture_stdout) == -1)
+	if (run_judge(o, d, cfg.capture_stdout, ar != NULL ? &res : NULL) == -1)
 		goto out;
 	ret = 0;
 	goto out;
 oom:
 	fprintf(stderr, "cbexec: out of memory\n");
 out:
+	status_free(&res.status);
+	agent_run_free(ar);
 	status_scanner_free(sc);
 	free_env(cfg.envp);
 	unlink(sfile);
@@ -275,7 +358,8 @@ out:
 }
 
 int
-run_judge(const struct options *o, struct run_done *d, int with_stdout)
+run_judge(const struct options *o, struct run_done *d, int with_stdout,
+    const struct agent_result *ar)
 {
 	struct run_facts f;
 	char *e = NULL, *out = NULL;
@@ -299,7 +383,12 @@ run_judge(const struct options *o, struct run_done *d, int with_stdout)
 	f.ok_codes = o->ok_codes.v;
 	f.n_ok_codes = o->ok_codes.n;
 	f.tmpdir = getenv("TMPDIR");
+	f.agent = ar != NULL ? &ar->v : NULL;
 	if (classify(o->rules, o->n_rules, &f, &d->c) == -1)
+		goto out;
+	retry_times(d, ar != NULL ? &ar->hint : NULL, wall_now());
+	if (ar != NULL && ar->session_id != NULL && (d->session =
+	    utf8_sanitize(ar->session_id, strlen(ar->session_id))) == NULL)
 		goto out;
 	/* A task the command reported goes into the state file: UTF-8. */
 	if (d->st.task != NULL && (d->task = utf8_sanitize(d->st.task,
@@ -325,6 +414,8 @@ run_done_free(struct run_done *d)
 	d->before.fw = d->after.fw = NULL;
 	free(d->task);
 	d->task = NULL;
+	free(d->session);
+	d->session = NULL;
 	classification_free(&d->c);
 	status_free(&d->st);
 	status_free(&d->cmd);

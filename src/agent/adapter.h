@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Shared by the files of agent/: the row of the adapter table, one run's
+ * reading (run.c), and the helpers an adapter uses to say what it read.
+ *
+ * An adapter is declarative where it can be: a table of the JSON paths it
+ * wants, each into a numbered slot of the current event, and its own rows
+ * for classifying its messages.  Code runs when an event ends (its slots
+ * are filled), when an object inside an event ends (a content block), and
+ * once at the end of the run (the exit status and stderr).
+ */
+#ifndef CBEXEC_AGENT_ADAPTER_H
+#define CBEXEC_AGENT_ADAPTER_H
+
+#include "agent.h"
+#include "jstream.h"
+
+#define NSLOTS		24
+#define SLOT_MAX	4096	/* bytes of a string kept (a message) */
+#define TEXT_MAX	(64 * 1024)	/* of an event's text, its tail */
+#define MSG_LEN		4096
+
+enum slot_kind {
+	K_STR,		/* a string, its first SLOT_MAX bytes */
+	K_NUM,		/* a number */
+	K_BOOL,		/* true or false */
+	K_TEXT,		/* assistant text: the event's text buffer */
+	K_RAW		/* a value's JSON text (a tool's input) */
+};
+
+struct field {
+	const char *path;	/* "message.content.type" */
+	int slot;
+	enum slot_kind kind;
+};
+
+/* One of an adapter's own classifier rows. */
+struct agent_rule {
+	const char *re;		/* POSIX ERE, case-insensitive */
+	const char *type;
+	enum cb_class cls;
+};
+
+struct agent_run;
+
+struct agent {
+	const char *name;
+	const char *const *commands;	/* basenames that run it */
+	const char *const *packages;	/* npm packages that install it */
+	const struct field *fields;
+	size_t n_fields;
+	/* An event ended complete: read its slots.  1 when it was one of
+	 * the client's (the output is structured), 0 when not. */
+	int (*event)(struct agent_run *r);
+	/* An object inside an event ended (path: where); may be NULL. */
+	void (*object)(struct agent_run *r, const char *path);
+	/* The run is over; may be NULL. */
+	void (*finish)(struct agent_run *r, const struct agent_end *e);
+	const struct agent_rule *rules;
+	size_t n_rules;
+};
+
+struct slot {
+	int set;
+	enum slot_kind kind;
+	double num;
+	size_t len;
+	int cut;
+	char buf[SLOT_MAX + 1];
+};
+
+struct agent_run {
+	const struct agent *a;
+	struct agent_hooks hooks;
+	struct jstream js;
+	int json;			/* a JSON event was read */
+	struct slot slot[NSLOTS];
+	const struct field *cur;	/* the string being read */
+	char *text;			/* the event's K_TEXT, its tail */
+	size_t tlen;
+	struct status_scanner *sc;	/* the assistant's own text */
+	/* What the run came to, as events and the end said it. */
+	int failed;
+	char msg[MSG_LEN];
+	int http;
+	const char *type;
+	enum cb_class cls;
+	int retrying;
+	const char *retry_type;
+	char retry_msg[MSG_LEN];
+	struct retry_hint hint;
+	char session[256];
+	struct agent_usage usage;
+	const struct rule *rules;	/* compiled from a->rules */
+	size_t n_rules;
+	long aux;			/* an adapter's own bit of state */
+};
+
+/* The table (agents.c). */
+extern const struct agent agent_claude, agent_codex, agent_gemini,
+    agent_qwen, agent_opencode;
+
+/* Slots of the current event (run.c).  NULL / -1 / dflt when unset. */
+const char *sv(const struct agent_run *r, int slot);
+int sb(const struct agent_run *r, int slot);
+double sn(const struct agent_run *r, int slot, double dflt);
+/* Whether slot holds exactly s. */
+int is(const struct agent_run *r, int slot, const char *s);
+void slot_clear(struct agent_run *r, int slot);
+
+/* The run failed with msg (whitespace folded to one line); http 0: none.
+ * A later call replaces an earlier one. */
+void run_error(struct agent_run *r, const char *msg, int http);
+/* A result said the run succeeded: nothing failed after all. */
+void run_ok(struct agent_run *r);
+/* The client is retrying after msg, an error of type (NULL: as the rows
+ * say); only a transient type counts. */
+void run_retrying(struct agent_run *r, const char *msg, const char *type);
+/* Something happened that is not a retry. */
+void run_progress(struct agent_run *r);
+void run_session(struct agent_run *r, const char *id);
+/* Text of the assistant: to the status scanner (joined to what came
+ * before as it is: deltas of one answer). */
+void run_text(struct agent_run *r, const char *p, size_t n);
+/* The event's K_TEXT buffer, as run_text, then a line break. */
+void run_event_text(struct agent_run *r);
+/* The event's K_TEXT buffer as a string ("" when none). */
+const char *event_text(struct agent_run *r);
+void run_tool(struct agent_run *r, const char *name, int input_slot);
+/* Usage: the event's own (total 0) or the run's totals (total 1). */
+void run_usage(struct agent_run *r, const struct agent_usage *u, int total);
+void usage_unknown(struct agent_usage *u);
+/* "[API Error: 401 ...]" in s: the run failed with that message; the
+ * HTTP status when one leads it.  1 when found. */
+int api_error(struct agent_run *r, const char *s);
+
+/* The exit codes of Gemini CLI's FatalErrors (Qwen Code's too): 41 auth,
+ * 42 input, 44 sandbox, 52 config, 53 turn limit, 54 tool, 55 untrusted
+ * folder settle the type. */
+void fatal_exit(struct agent_run *r, int code);
+
+/* The last line of s that is not blank: its length, *line its start. */
+size_t last_line_of(const char *s, const char **line);
+
+/*
+ * Read text (stderr at the end of the run) as JSON events with the
+ * adapter's fields and event function: an error object printed there.
+ */
+void run_read(struct agent_run *r, const char *p, size_t n);
+
+#endif

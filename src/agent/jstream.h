@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * An incremental JSON tokenizer over an agent's stdout (jstream.c), shared
+ * by the files of agent/.  Bytes are fed as they arrive, split anywhere;
+ * memory is bounded whatever the length of a line or a string.
+ *
+ * The stream is a sequence of events: JSON objects that start a line
+ * (JSON Lines, or one object), or the objects of an array that starts a
+ * line (Qwen's --output-format json).  Lines that start with anything else
+ * are text.  Inside an event each value has a path, the keys that lead to
+ * it joined by dots ("message.content.type"; arrays add nothing).  What
+ * the reader wants of a value it says when the value starts.
+ */
+#ifndef CBEXEC_AGENT_JSTREAM_H
+#define CBEXEC_AGENT_JSTREAM_H
+
+#include <stddef.h>
+
+#define JS_DEPTH	24	/* containers tracked; deeper ones are skipped */
+#define JS_KEY		64	/* bytes of a key kept */
+#define JS_PATH		256	/* bytes of a path kept */
+#define JS_SCALAR	64	/* bytes of a number or literal kept */
+#define JS_RAW_MAX	4096	/* bytes of a raw value kept */
+
+/* What the reader wants of a value. */
+enum js_want {
+	JS_SKIP,	/* nothing (a string is skipped without a copy) */
+	JS_CHUNKS,	/* a string's unescaped bytes, in pieces, then its end */
+	JS_RAW		/* the value's JSON text as written, up to JS_RAW_MAX */
+};
+
+struct jstream_ops {
+	/* A value starts at path inside an event; str: it is a string.
+	 * Numbers and literals come to scalar() unless JS_RAW. */
+	enum js_want (*want)(void *arg, const char *path, int str);
+	void (*chunk)(void *arg, const char *path, const char *p, size_t n);
+	void (*string_end)(void *arg, const char *path);
+	/* A number, true, false or null, as written. */
+	void (*scalar)(void *arg, const char *path, const char *v, size_t n);
+	/* A JS_RAW value, cut at JS_RAW_MAX bytes (truncated: 1). */
+	void (*raw)(void *arg, const char *path, const char *p, size_t n,
+	    int truncated);
+	/* An object inside an event closed (path: where it was). */
+	void (*object_end)(void *arg, const char *path);
+	void (*event_begin)(void *arg);
+	/* The event closed (complete 1), or the JSON broke off (0). */
+	void (*event_end)(void *arg, int complete);
+	/* Bytes of a line that is not JSON, its newline included. */
+	void (*text)(void *arg, const char *p, size_t n);
+};
+
+struct jstream {
+	const struct jstream_ops *ops;
+	void *arg;
+	int state;
+	int depth;			/* open containers */
+	int deep;			/* containers past JS_DEPTH */
+	int event_depth;		/* depth of the event object, 0: none */
+	unsigned char array[JS_DEPTH + 1];	/* container at depth is one */
+	unsigned short base[JS_DEPTH + 1];	/* path length of its members */
+	char path[JS_PATH + 1];
+	size_t plen;
+	char key[JS_KEY + 1];
+	size_t klen;
+	char scalar[JS_SCALAR + 1];
+	size_t slen;
+	enum js_want want;		/* of the string being read */
+	int esc;			/* 0, 1 after '\\', 2-5 in \uXXXX */
+	unsigned u, hi;			/* \u value, pending high surrogate */
+	char raw[JS_RAW_MAX];
+	size_t rawlen;
+	int raw_on, raw_depth, raw_cut;
+	char raw_path[JS_PATH + 1];
+};
+
+void jstream_init(struct jstream *j, const struct jstream_ops *ops,
+    void *arg);
+void jstream_feed(struct jstream *j, const char *p, size_t n);
+/* The stream ended: an event still open broke off. */
+void jstream_end(struct jstream *j);
+
+#endif

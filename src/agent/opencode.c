@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * opencode (`opencode run`): its plain output and --format json (JSON
+ * Lines of step_start, text, tool_use, step_finish and error events).
+ *
+ * Plain: the answer on stdout; a failure is "Error: <message>" on stderr
+ * (in colour) and exit 1.  json: an error event carries the provider's
+ * message, HTTP status and response headers (retry-after), or names a
+ * ProviderAuthError when no key is set; a subscription's usage limit
+ * shows only in the anthropic-ratelimit-unified-* headers it carries, with
+ * the reset time.  Text parts carry the answer, step_finish the tokens and
+ * cost of each step.  Its guard against a tool called over and over
+ * ("permission requested: doom_loop", on stderr) fails the run.
+ */
+#include <string.h>
+
+#include "adapter.h"
+
+enum { TYPE, SESSION, PART_TYPE, TOOL, INPUT, IN, OUT, CREAD, CWRITE, COST,
+	ERR_NAME, ERR_MSG, ERR_STATUS, RETRY_AFTER, UNIFIED, UNIFIED_RESET };
+
+static const struct field fields[] = {
+	{ "type", TYPE, K_STR },
+	{ "sessionID", SESSION, K_STR },
+	{ "part.type", PART_TYPE, K_STR },
+	{ "part.text", -1, K_TEXT },
+	{ "part.tool", TOOL, K_STR },
+	{ "part.state.input", INPUT, K_RAW },
+	{ "part.tokens.input", IN, K_NUM },
+	{ "part.tokens.output", OUT, K_NUM },
+	{ "part.tokens.cache.read", CREAD, K_NUM },
+	{ "part.tokens.cache.write", CWRITE, K_NUM },
+	{ "part.cost", COST, K_NUM },
+	{ "error.name", ERR_NAME, K_STR },
+	{ "error.data.message", ERR_MSG, K_STR },
+	{ "error.data.statusCode", ERR_STATUS, K_NUM },
+	{ "error.data.responseHeaders.retry-after", RETRY_AFTER, K_NUM },
+	{ "error.data.responseHeaders.anthropic-ratelimit-unified-status",
+	    UNIFIED, K_STR },
+	{ "error.data.responseHeaders.anthropic-ratelimit-unified-reset",
+	    UNIFIED_RESET, K_NUM },
+};
+
+static const struct agent_rule rules[] = {
+	/* its own guard against a tool called over and over */
+	{ "permission requested: doom_loop", "loop", CB_CLASS_RECOVERABLE },
+};
+
+/* A step's figures, added to the run's totals. */
+static void
+step(struct agent_run *r)
+{
+	struct agent_usage u;
+
+	usage_unknown(&u);
+	u.input_tokens = (long)sn(r, IN, -1);
+	u.output_tokens = (long)sn(r, OUT, -1);
+	u.cache_read_tokens = (long)sn(r, CREAD, -1);
+	u.cache_write_tokens = (long)sn(r, CWRITE, -1);
+	u.cost_usd = sn(r, COST, -1);
+	run_usage(r, &u, 0);
+	r->usage.turns = (r->usage.turns > 0 ? r->usage.turns : 0) + 1;
+#define ADD(f) if (u.f >= 0) \
+	r->usage.f = (r->usage.f > 0 ? r->usage.f : 0) + u.f
+	ADD(input_tokens);
+	ADD(output_tokens);
+	ADD(cache_read_tokens);
+	ADD(cache_write_tokens);
+	ADD(cost_usd);
+#undef ADD
+}
+
+static int
+event(struct agent_run *r)
+{
+	const char *type = sv(r, TYPE), *msg;
+
+	if (type == NULL)
+		return 0;
+	run_session(r, sv(r, SESSION));
+	if (strcmp(type, "error") == 0) {
+		msg = sv(r, ERR_MSG) != NULL ? sv(r, ERR_MSG) : sv(r, ERR_NAME);
+		run_error(r, msg != NULL ? msg : "error",
+		    (int)sn(r, ERR_STATUS, 0));
+		if (is(r, ERR_NAME, "ProviderAuthError")) {
+			r->type = "auth";
+			r->cls = CB_CLASS_FATAL;
+		}
+		if (sn(r, RETRY_AFTER, 0) > 0)
+			r->hint.after = sn(r, RETRY_AFTER, 0);
+		/* A subscription's limit shows only in Anthropic's headers,
+		 * with its reset time. */
+		if (is(r, UNIFIED, "rejected")) {
+			r->type = "usage_limit";
+			r->cls = CB_CLASS_TRANSIENT;
+			if (sn(r, UNIFIED_RESET, 0) > 0)
+				r->hint.at = sn(r, UNIFIED_RESET, 0);
+		}
+	} else if (strcmp(type, "text") == 0) {
+		run_progress(r);
+		run_event_text(r);
+	} else if (strcmp(type, "tool_use") == 0) {
+		run_progress(r);
+		run_tool(r, sv(r, TOOL), INPUT);
+	} else if (strcmp(type, "step_finish") == 0) {
+		run_progress(r);
+		step(r);
+	} else if (strcmp(type, "step_start") != 0 &&
+	    strcmp(type, "reasoning") != 0)
+		return 0;
+	return 1;
+}
+
+static const char *const commands[] = { "opencode", NULL };
+static const char *const packages[] = { "opencode-ai", NULL };
+
+const struct agent agent_opencode = {
+	"opencode", commands, packages, fields, NELEM(fields), event, NULL,
+	NULL, rules, NELEM(rules)
+};

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * One run's reading (agent.h): the tokenizer (jstream.c) over stdout, the
+ * adapter's fields filled into slots of the current event, the status
+ * scanner over the assistant's own text, and the findings the adapters
+ * report with the helpers of adapter.h, turned into an agent_result at the
+ * end.
+ *
+ * A field is looked up by its path when its value starts, so a value no
+ * adapter wants is passed over by the tokenizer without a copy.  The
+ * status scanner here sees only what an adapter hands it (answers, not
+ * prompts or tool output), which is what makes a structured format's
+ * status block the assistant's own; Gemini's answer arrives in deltas
+ * split anywhere, and the scanner, fed the deltas in order, sees the
+ * block whole.  Everything a run keeps is fixed in size: the slots, a
+ * 64 KiB tail of one event's text, the scanner's 64 KiB block.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapter.h"
+
+/* The adapters' rows, compiled once per process. */
+static struct {
+	const struct agent *a;
+	struct rule *r;
+	size_t n;
+} compiled[8];
+
+static const struct field *
+field_of(const struct agent_run *r, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < r->a->n_fields; i++)
+		if (strcmp(r->a->fields[i].path, path) == 0)
+			return &r->a->fields[i];
+	return NULL;
+}
+
+static enum js_want
+on_want(void *arg, const char *path, int str)
+{
+	struct agent_run *r = arg;
+	const struct field *f = field_of(r, path);
+
+	r->cur = f;
+	if (f == NULL)
+		return JS_SKIP;
+	if (f->kind == K_RAW)
+		return JS_RAW;
+	if (!str)
+		return JS_SKIP;
+	if (f->kind == K_TEXT)
+		return JS_CHUNKS;
+	r->slot[f->slot].len = 0;
+	r->slot[f->slot].cut = 0;
+	return JS_CHUNKS;
+}
+
+/* Keep the tail of the event's text: when full, the older half goes. */
+static void
+text_add(struct agent_run *r, const char *p, size_t n)
+{
+	if (n >= TEXT_MAX) {
+		memcpy(r->text, p + n - TEXT_MAX, TEXT_MAX);
+		r->tlen = TEXT_MAX;
+		return;
+	}
+	if (r->tlen + n > TEXT_MAX) {
+		memmove(r->text, r->text + TEXT_MAX / 2, r->tlen - TEXT_MAX / 2);
+		r->tlen -= TEXT_MAX / 2;
+		if (r->tlen + n > TEXT_MAX)
+			r->tlen = 0;
+	}
+	memcpy(r->text + r->tlen, p, n);
+	r->tlen += n;
+}
+
+static void
+on_chunk(void *arg, const char *path, const char *p, size_t n)
+{
+	struct agent_run *r = arg;
+	struct slot *s;
+	size_t room;
+
+	if (r->cur == NULL)
+		return;
+	if (r->cur->kind == K_TEXT) {
+		text_add(r, p, n);
+		return;
+	}
+	s = &r->slot[r->cur->slot];
+	room = SLOT_MAX - s->len;
+	if (n > room) {
+		n = room;
+		s->cut = 1;
+	}
+	memcpy(s->buf + s->len, p, n);
+	s->len += n;
+}
+
+static void
+on_string_end(void *arg, const char *path)
+{
+	struct agent_run *r = arg;
+	struct slot *s;
+
+	if (r->cur == NULL || r->cur->kind == K_TEXT)
+		return;
+	s = &r->slot[r->cur->slot];
+	s->buf[s->len] = '\0';
+	s->kind = r->cur->kind;
+	s->set = 1;
+	/* a number written as a string ("code": "429") */
+	if (s->kind == K_NUM)
+		s->num = strtod(s->buf, NULL);
+}
+
+static void
+on_scalar(void *arg, const char *path, const char *v, size_t n)
+{
+	struct agent_run *r = arg;
+	const struct field *f = field_of(r, path);
+	struct slot *s;
+	char *end;
+
+	if (f == NULL || n > SLOT_MAX || strcmp(v, "null") == 0)
+		return;
+	s = &r->slot[f->slot];
+	switch (f->kind) {
+	case K_NUM:
+		s->num = strtod(v, &end);
+		if (end == v)
+			return;
+		break;
+	case K_BOOL:
+		if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+			return;
+		s->num = v[0] == 't';
+		break;
+	case K_STR:
+		break;
+	default:
+		return;
+	}
+	memcpy(s->buf, v, n);
+	s->buf[n] = '\0';
+	s->len = n;
+	s->cut = 0;
+	s->kind = f->kind;
+	s->set = 1;
+}
+
+static void
+on_raw(void *arg, const char *path, const char *p, size_t n, int truncated)
+{
+	struct agent_run *r = arg;
+	const struct field *f = field_of(r, path);
+	struct slot *s;
+
+	if (f == NULL || f->kind != K_RAW)
+		return;
+	s = &r->slot[f->slot];
+	if (n > SLOT_MAX) {
+		n = SLOT_MAX;
+		truncated = 1;
+	}
+	memcpy(s->buf, p, n);
+	s->buf[n] = '\0';
+	s->len = n;
+	s->cut = truncated;
+	s->kind = K_RAW;
+	s->set = 1;
+}
+
+static void
+on_object_end(void *arg, const char *path)
+{
+	struct agent_run *r = arg;
+
+	if (r->a->object != NULL)
+		r->a->object(r, path);
+}
+
+static void
+on_event_begin(void *arg)
+{
+	struct agent_run *r = arg;
+	int i;
+
+	for (i = 0; i < NSLOTS; i++)
+		r->slot[i].set = 0;
+	r->tlen = 0;
+	if (r->hooks.event != NULL)
+		r->hooks.event(r->hooks.arg);
+}
+
+static void
+on_event_end(void *arg, int complete)
+{
+	struct agent_run *r = arg;
+
+	if (complete && r->a->event(r))
+		r->json = 1;
+}
+
+static void
+on_text(void *arg, const char *p, size_t n)
+{
+	struct agent_run *r = arg;
+
+	if (r->hooks.event != NULL)
+		r->hooks.event(r->hooks.arg);
+}
+
+static const struct jstream_ops ops = {
+	on_want, on_chunk, on_string_end, on_scalar, on_raw, on_object_end,
+	on_event_begin, on_event_end, on_text
+};
+
+/* The adapter's own rows, compiled at its first run. */
+static int
+compile_rules(struct agent_run *r)
+{
+	const struct agent *a = r->a;
+	char err[256];
+	size_t i, k;
+
+	for (k = 0; k < NELEM(compiled) && compiled[k].a != NULL; k++)
+		if (compiled[k].a == a)
+			goto done;
+	if (k == NELEM(compiled))
+		return -1;
+	if (a->n_rules > 0 &&
+	    (compiled[k].r = calloc(a->n_rules, sizeof(struct rule))) == NULL)
+		return -1;
+	for (i = 0; i < a->n_rules; i++)
+		if (rule_init(&compiled[k].r[i], a->rules[i].re, RULE_STDERR |
+		    RULE_STDOUT, NULL, 0, a->rules[i].cls, a->rules[i].type,
+		    err, sizeof(err)) == -1) {
+			while (i-- > 0)
+				rule_free(&compiled[k].r[i]);
+			free(compiled[k].r);
+			compiled[k].r = NULL;
+			return -1;
+		}
+	compiled[k].n = a->n_rules;
+	compiled[k].a = a;
+done:
+	r->rules = compiled[k].r;
+	r->n_rules = compiled[k].n;
+	return 0;
+}
+
+struct agent_run *
+agent_run_new(const struct agent *a, const struct agent_hooks *hooks)
+{
+	struct agent_run *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->a = a;
+	if (hooks != NULL)
+		r->hooks = *hooks;
+	usage_unknown(&r->usage);
+	if ((r->text = malloc(TEXT_MAX + 1)) == NULL ||
+	    (r->sc = status_scanner_new()) == NULL || compile_rules(r) == -1) {
+		agent_run_free(r);
+		return NULL;
+	}
+	jstream_init(&r->js, &ops, r);
+	return r;
+}
+
+void
+agent_feed(struct agent_run *r, const char *p, size_t n)
+{
+	jstream_feed(&r->js, p, n);
+}
+
+void
+run_read(struct agent_run *r, const char *p, size_t n)
+{
+	struct jstream js;
+	int json = r->json;
+
+	jstream_init(&js, &ops, r);
+	jstream_feed(&js, p, n);
+	jstream_end(&js);
+	/* stderr says nothing of where the status block is */
+	r->json = json;
+}
+
+int
+agent_finish(struct agent_run *r, const struct agent_end *e,
+    struct agent_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	status_init(&res->status);
+	jstream_end(&r->js);
+	if (r->a->finish != NULL)
+		r->a->finish(r, e);
+	res->v.failed = r->failed;
+	res->v.message = r->failed && r->msg[0] != '\0' ? r->msg : NULL;
+	res->v.http_status = r->http;
+	res->v.type = r->type;
+	res->v.cls = r->cls;
+	res->v.retrying = r->retrying;
+	res->v.retry_type = r->retry_type;
+	res->v.retry_message = r->retry_msg[0] != '\0' ? r->retry_msg : NULL;
+	res->v.rules = r->rules;
+	res->v.n_rules = r->n_rules;
+	res->hint = r->hint;
+	res->session_id = r->session[0] != '\0' ? r->session : NULL;
+	res->status_own = r->json;
+	status_scanner_result(r->sc, &res->status);
+	res->usage = r->usage;
+	return 0;
+}
+
+void
+agent_run_free(struct agent_run *r)
+{
+	if (r == NULL)
+		return;
+	status_scanner_free(r->sc);
+	free(r->text);
+	free(r);
+}
+
+/* The helpers of adapter.h. */
+
+const char *
+sv(const struct agent_run *r, int slot)
+{
+	return r->slot[slot].set ? r->slot[slot].buf : NULL;
+}
+
+int
+sb(const struct agent_run *r, int slot)
+{
+	return r->slot[slot].set && r->slot[slot].kind == K_BOOL ?
+	    (int)r->slot[slot].num : -1;
+}
+
+double
+sn(const struct agent_run *r, int slot, double dflt)
+{
+	return r->slot[slot].set && r->slot[slot].kind == K_NUM ?
+	    r->slot[slot].num : dflt;
+}
+
+int
+is(const struct agent_run *r, int slot, const char *s)
+{
+	return r->slot[slot].set && strcmp(r->slot[slot].buf, s) == 0;
+}
+
+void
+slot_clear(struct agent_run *r, int slot)
+{
+	r->slot[slot].set = 0;
+}
+
+/* msg into dst[MSG_LEN] on one line: whitespace runs folded, trimmed, cut
+ * at a character boundary. */
+static void
+one_line(char *dst, const char *msg)
+{
+	size_t o = 0;
+	int space = 0;
+
+	for (; *msg != '\0' && o < MSG_LEN - 2; msg++) {
+		if (*msg == ' ' || (*msg >= '\t' && *msg <= '\r')) {
+			space = o > 0;
+			continue;
+		}
+		if (space)
+			dst[o++] = ' ';
+		space = 0;
+		dst[o++] = *msg;
+	}
+	while (o > 0 && *msg != '\0' && ((unsigned char)dst[o] & 0xC0) == 0x80)
+		o--;
+	dst[o] = '\0';
+}
+
+void
+run_error(struct agent_run *r, const char *msg, int http)
+{
+	r->failed = 1;
+	one_line(r->msg, msg != NULL ? msg : "");
+	if (http > 0)
+		r->http = http;
+	r->retrying = 0;
+}
+
+void
+run_ok(struct agent_run *r)
+{
+	r->failed = 0;
+	r->msg[0] = '\0';
+	r->http = 0;
+	r->type = NULL;
+	r->retrying = 0;
+}
+
+void
+run_retrying(struct agent_run *r, const char *msg, const char *type)
+{
+	enum cb_class cls = CB_CLASS_TRANSIENT;
+
+	one_line(r->retry_msg, msg);
+	if (type == NULL && message_type(r->rules, r->n_rules, r->retry_msg,
+	    &cls, &type) != 1)
+		type = NULL;
+	r->retrying = type != NULL && cls == CB_CLASS_TRANSIENT;
+	r->retry_type = r->retrying ? type : NULL;
+}
+
+void
+run_progress(struct agent_run *r)
+{
+	r->retrying = 0;
+}
+
+void
+run_session(struct agent_run *r, const char *id)
+{
+	if (id != NULL && *id != '\0')
+		snprintf(r->session, sizeof(r->session), "%s", id);
+}
+
+void
+run_text(struct agent_run *r, const char *p, size_t n)
+{
+	status_scanner_feed(r->sc, p, n);
+}
+
+const char *
+event_text(struct agent_run *r)
+{
+	r->text[r->tlen] = '\0';
+	return r->text;
+}
+
+void
+run_event_text(struct agent_run *r)
+{
+	if (r->tlen == 0)
+		return;
+	status_scanner_feed(r->sc, r->text, r->tlen);
+	status_scanner_feed(r->sc, "\n", 1);
+}
+
+void
+run_tool(struct agent_run *r, const char *name, int input_slot)
+{
+	const char *in = sv(r, input_slot);
+
+	if (r->hooks.tool_call != NULL && name != NULL)
+		r->hooks.tool_call(r->hooks.arg, name, in != NULL ? in : "",
+		    in != NULL ? r->slot[input_slot].len : 0);
+}
+
+void
+usage_unknown(struct agent_usage *u)
+{
+	u->input_tokens = u->output_tokens = -1;
+	u->cache_read_tokens = u->cache_write_tokens = -1;
+	u->cost_usd = -1;
+	u->turns = -1;
+}
+
+void
+run_usage(struct agent_run *r, const struct agent_usage *u, int total)
+{
+	if (total)
+		r->usage = *u;
+	if (r->hooks.usage != NULL)
+		r->hooks.usage(r->hooks.arg, u, total);
+}
+
+int
+api_error(struct agent_run *r, const char *s)
+{
+	const char *p, *q, *end, *rest;
+	char buf[MSG_LEN];
+	size_t n;
+	int http = 0;
+
+	if (s == NULL || (p = strstr(s, "[API Error: ")) == NULL)
+		return 0;
+	/* Answers may quote one: only a result that is the error, or that
+	 * ends with it (after a stream that broke off), counts. */
+	for (q = s; q < p && (*q == ' ' || *q == '\n'); q++)
+		;
+	if ((end = strrchr(p, ']')) == NULL)
+		return 0;
+	for (rest = end + 1; *rest == ' ' || *rest == '\n'; rest++)
+		;
+	if (q != p && *rest != '\0' && strncmp(rest, "Possible quota", 14) != 0 &&
+	    strncmp(rest, "Please wait", 11) != 0)
+		return 0;
+	n = (size_t)(end - (p + 1));
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, p + 1, n);
+	buf[n] = '\0';
+	q = p + 12;
+	if (q[0] >= '1' && q[0] <= '5' && q[1] >= '0' && q[1] <= '9' &&
+	    q[2] >= '0' && q[2] <= '9' && q[3] == ' ')
+		http = (q[0] - '0') * 100 + (q[1] - '0') * 10 + (q[2] - '0');
+	run_error(r, buf, http);
+	return 1;
+}
+
+size_t
+last_line_of(const char *s, const char **line)
+{
+	const char *p, *end, *best = NULL;
+	size_t n = 0, k;
+
+	for (p = s; p != NULL && *p != '\0'; p = *end != '\0' ? end + 1 : NULL) {
+		if ((end = strchr(p, '\n')) == NULL)
+			end = p + strlen(p);
+		for (k = 0; p + k < end && (p[k] == ' ' || p[k] == '\t' ||
+		    p[k] == '\r'); k++)
+			;
+		if (p + k < end) {
+			best = p;
+			n = (size_t)(end - p);
+		}
+	}
+	while (n > 0 && (best[n - 1] == '\r' || best[n - 1] == ' '))
+		n--;
+	*line = best;
+	return n;
+}
+
+void
+fatal_exit(struct agent_run *r, int code)
+{
+	static const struct {
+		int code;
+		const char *type;
+		enum cb_class cls;
+	} codes[] = {
+		{ 41, "auth", CB_CLASS_FATAL },
+		{ 42, "input_error", CB_CLASS_FATAL },
+		{ 44, "sandbox_error", CB_CLASS_FATAL },
+		{ 52, "config_error", CB_CLASS_FATAL },
+		{ 53, "turn_limit", CB_CLASS_RECOVERABLE },
+		{ 54, "tool_error", CB_CLASS_RECOVERABLE },
+		{ 55, "config_error", CB_CLASS_FATAL },
+	};
+	size_t i;
+
+	for (i = 0; i < NELEM(codes); i++)
+		if (codes[i].code == code) {
+			r->type = codes[i].type;
+			r->cls = codes[i].cls;
+		}
+}

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The agent adapters on the real clients' recorded output
+ * (t/fixtures/agents/CLIENT-VERSION/SCENARIO-FORMAT.{stdout,stderr,exit}):
+ * every recording is fed in pieces of odd sizes, finished with its exit
+ * status and stderr, and classified with the adapter's verdict.  Each
+ * scenario must come out as the type it is (a bad key auth, a 429
+ * rate_limited, ...), successes as successes with their status block
+ * found in every format, different errors with different messages, and
+ * tool calls and usage reported to the hooks.  Then the tokenizer's edges
+ * on made-up input, and detection from command lines.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "judge.h"
+#include "core.h"
+#include "tap.h"
+
+#define FIXTURES "t/fixtures/agents"
+
+static char *
+slurp(const char *dir, const char *name, const char *ext, size_t *len)
+{
+	char path[1024];
+	FILE *f;
+	char *buf = NULL;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s.%s", dir, name, ext);
+	if ((f = fopen(path, "rb")) == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
+		*len = fread(buf, 1, (size_t)n, f);
+		buf[*len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+/* What a scenario is, by its name; a client may differ where its own
+ * words say something else. */
+static const char *
+expected(const char *client, const char *scenario)
+{
+	static const struct {
+		const char *client, *prefix, *type;
+	} map[] = {
+		/* Codex hides a 500 behind "high demand" */
+		{ "codex", "500", "overloaded" },
+		{ "codex", "hang", "network" },
+		{ "codex", "model_warning", "" },
+		/* Qwen retries silently: cut short, it is a timeout */
+		{ "qwen", "429_defaults", "timeout" },
+		{ "qwen", "oauth_discontinued", "auth" },
+		/* opencode's own guard against a tool called over and over */
+		{ "opencode", "tools_loop_burst", "loop" },
+		/* its plain output shows no sign of a subscription's limit */
+		{ "opencode", "usage_limit-plain", "rate_limited" },
+		{ NULL, "success", "" }, { NULL, "complete", "" },
+		{ NULL, "tools", "" }, { NULL, "tool_loop", "" },
+		{ NULL, "slow", "" }, { NULL, "usage_warning", "" },
+		{ NULL, "401", "auth" }, { NULL, "403", "auth" },
+		{ NULL, "400", "auth" }, { NULL, "missing_key", "auth" },
+		{ NULL, "usage_limit_apikey", "rate_limited" },
+		{ NULL, "usage_limit", "usage_limit" },
+		{ NULL, "quota_daily", "usage_limit" },
+		{ NULL, "429", "rate_limited" },
+		{ NULL, "500", "server_error" },
+		{ NULL, "503", "overloaded" }, { NULL, "529", "overloaded" },
+		{ NULL, "credit", "billing" },
+		{ NULL, "refused", "network" }, { NULL, "drop", "network" },
+	};
+	size_t i;
+
+	for (i = 0; i < NELEM(map); i++)
+		if ((map[i].client == NULL ||
+		    strcmp(map[i].client, client) == 0) &&
+		    strncmp(scenario, map[i].prefix, strlen(map[i].prefix)) == 0)
+			return map[i].type;
+	return NULL;
+}
+
+static int n_tools, n_usage_total, n_events;
+
+static void
+hook_event(void *arg)
+{
+	n_events++;
+}
+
+static void
+hook_usage(void *arg, const struct agent_usage *u, int total)
+{
+	if (total)
+		n_usage_total++;
+}
+
+static void
+hook_tool(void *arg, const char *name, const char *input, size_t n)
+{
+	if (name != NULL && *name != '\0')
+		n_tools++;
+}
+
+static const struct agent_hooks hooks = {
+	hook_event, hook_usage, hook_tool, NULL
+};
+
+struct seen {
+	char client[64], format[16], scenario[64], hash[DIGEST_HEX_LEN + 1];
+	char *message;
+};
+
+static struct seen seen[512];
+static size_t n_seen;
+
+/* Feed p[0..n) in pieces of odd sizes, so every boundary is crossed. */
+static void
+feed(struct agent_run *r, struct status_scanner *sc, const char *p, size_t n)
+{
+	static const size_t sizes[] = { 1, 7, 64, 3, 4099, 2, 511, 13 };
+	size_t off = 0, k, i = 0;
+
+	while (off < n) {
+		k = sizes[i++ % NELEM(sizes)];
+		if (k > n - off)
+			k = n - off;
+		agent_feed(r, p + off, k);
+		status_scanner_feed(sc, p + off, k);
+		off += k;
+	}
+}
+
+static void
+one(const char *dir, const char *client, const char *name)
+{
+	const struct agent *a = agent_by_name(client);
+	const char *fmt, *want;
+	char scenario[64], d[256], *out, *err, *ex;
+	size_t on = 0, en = 0, xn = 0;
+	struct agent_run *r;
+	struct agent_end e;
+	struct agent_result res;
+	struct run_facts f;
+	struct classification c;
+	struct status_report st;
+	struct status_scanner *sc;
+	int code, tools_before = n_tools, usage_before = n_usage_total;
+
+	fmt = strstr(name, "-stream-json") != NULL ? "stream-json" :
+	    strrchr(name, '-') + 1;
+	snprintf(scenario, sizeof(scenario), "%.*s",
+	    (int)(strlen(name) - strlen(fmt) - 1), name);
+	if ((want = expected(client, name)) == NULL) {
+		printf("# %s/%s: no expectation\n", client, name);
+		return;
+	}
+	out = slurp(dir, name, "stdout", &on);
+	err = slurp(dir, name, "stderr", &en);
+	ex = slurp(dir, name, "exit", &xn);
+	if (a == NULL || out == NULL || err == NULL || ex == NULL) {
+		snprintf(d, sizeof(d), "%s/%s: readable", client, name);
+		ok(0, d);
+		goto out;
+	}
+	code = atoi(ex);
+	r = agent_run_new(a, &hooks);
+	sc = status_scanner_new();
+	feed(r, sc, out, on);
+	memset(&e, 0, sizeof(e));
+	e.exit_code = code;
+	/* recorded under timeout(1) while the client still retried */
+	e.timed_out = code == 124;
+	e.err = err;
+	e.err_len = en;
+	e.now = wall_now();
+	agent_finish(r, &e, &res);
+
+	memset(&f, 0, sizeof(f));
+	f.command = client;
+	f.exit_code = e.timed_out ? -1 : code;
+	f.signo = e.timed_out ? 15 : 0;
+	f.signalled_by_us = f.timed_out = e.timed_out;
+	f.err = err;
+	f.err_len = en;
+	f.out = out;
+	f.out_len = on;
+	f.agent = &res.v;
+	classify(NULL, 0, &f, &c);
+	snprintf(d, sizeof(d), "%s %s %s: %s", client, fmt, scenario,
+	    *want ? want : "success");
+	if (!ok(strcmp(c.type, want) == 0 &&
+	    (*want != '\0') == (c.cls != CB_CLASS_SUCCESS), d))
+		printf("#   got %s %s: %s\n", class_name(c.cls), c.type,
+		    c.message ? c.message : "");
+	if (*want != '\0' && c.message != NULL) {
+		snprintf(d, sizeof(d), "%s %s %s: a message of its own", client,
+		    fmt, scenario);
+		if (!ok(strncmp(c.message, "exited with status", 18) != 0 &&
+		    strlen(c.message) >= 8, d))
+			printf("#   message: %s\n", c.message);
+		if (n_seen < NELEM(seen)) {
+			snprintf(seen[n_seen].client, sizeof(seen[0].client),
+			    "%s", client);
+			snprintf(seen[n_seen].format, sizeof(seen[0].format),
+			    "%s", fmt);
+			snprintf(seen[n_seen].scenario,
+			    sizeof(seen[0].scenario), "%s", scenario);
+			memcpy(seen[n_seen].hash, c.hash, sizeof(c.hash));
+			seen[n_seen++].message = strdup(c.message);
+		}
+	}
+	/* a loop stopped by the client itself has no answer */
+	if (*want == '\0' && strcmp(scenario, "tool_loop") != 0 &&
+	    strcmp(scenario, "tools_loop_detect") != 0 &&
+	    strcmp(scenario, "tools_noyolo") != 0) {
+		/* the status block, in every format */
+		status_init(&st);
+		if (res.status_own)
+			st = res.status;
+		else
+			status_scanner_result(sc, &st);
+		snprintf(d, sizeof(d), "%s %s %s: status block read", client,
+		    fmt, scenario);
+		ok(st.present && st.task != NULL &&
+		    strcmp(st.task, "2.3-login-form") == 0, d);
+		snprintf(d, sizeof(d), "%s %s %s: %s", client, fmt, scenario,
+		    strcmp(scenario, "complete") == 0 ? "COMPLETE ends a loop" :
+		    "IN_PROGRESS does not end a loop");
+		ok(status_done(&st) == (strcmp(scenario, "complete") == 0), d);
+		if (st.present && !res.status_own)
+			status_free(&st);
+		if (strcmp(fmt, "text") != 0 && strcmp(fmt, "plain") != 0) {
+			snprintf(d, sizeof(d), "%s %s %s: session id", client,
+			    fmt, scenario);
+			ok(res.session_id != NULL && strlen(res.session_id) > 8,
+			    d);
+		}
+	}
+	if (strncmp(scenario, "tools", 5) == 0 && strcmp(fmt, "text") != 0 &&
+	    strcmp(fmt, "plain") != 0 && strcmp(fmt, "json") != 0) {
+		snprintf(d, sizeof(d), "%s %s %s: tool calls reach the hook",
+		    client, fmt, scenario);
+		ok(n_tools > tools_before, d);
+	}
+	if (*want == '\0' && strcmp(fmt, "stream-json") == 0) {
+		snprintf(d, sizeof(d), "%s %s %s: usage reaches the hook",
+		    client, fmt, scenario);
+		ok(n_usage_total > usage_before ||
+		    strcmp(client, "gemini") == 0, d);
+	}
+	status_free(&res.status);
+	classification_free(&c);
+	status_scanner_free(sc);
+	agent_run_free(r);
+out:
+	free(out);
+	free(err);
+	free(ex);
+}
+
+/* Different errors of one client in one format never share a message. */
+static void
+distinct(void)
+{
+	size_t i, k;
+	int same = 0;
+
+	for (i = 0; i < n_seen; i++)
+		for (k = i + 1; k < n_seen; k++) {
+			size_t a = strcspn(seen[i].scenario, "_"),
+			    b = strcspn(seen[k].scenario, "_");
+
+			if (strcmp(seen[i].client, seen[k].client) != 0 ||
+			    strcmp(seen[i].format, seen[k].format) != 0 ||
+			    (a == b && strncmp(seen[i].scenario,
+			    seen[k].scenario, a) == 0))
+				continue;
+			if (strcmp(seen[i].hash, seen[k].hash) == 0) {
+				printf("# same fingerprint: %s %s %s / %s: %s\n",
+				    seen[i].client, seen[i].format,
+				    seen[i].scenario, seen[k].scenario,
+				    seen[i].message);
+				same++;
+			}
+		}
+	ok(same == 0, "different errors of a client have different "
+	    "fingerprints");
+	for (i = 0; i < n_seen; i++)
+		free(seen[i].message);
+}
+
+static void
+fixtures(void)
+{
+	DIR *top, *d;
+	struct dirent *ent, *f;
+	char dir[512], client[64], name[256];
+	int clients = 0;
+
+	if ((top = opendir(FIXTURES)) == NULL) {
+		ok(0, "t/fixtures/agents is readable");
+		return;
+	}
+	while ((ent = readdir(top)) != NULL) {
+		if (ent->d_name[0] == '.' || strchr(ent->d_name, '-') == NULL)
+			continue;
+		snprintf(client, sizeof(client), "%.*s",
+		    (int)strcspn(ent->d_name, "-"), ent->d_name);
+		snprintf(dir, sizeof(dir), "%s/%s", FIXTURES, ent->d_name);
+		if ((d = opendir(dir)) == NULL)
+			continue;
+		clients++;
+		while ((f = readdir(d)) != NULL) {
+			size_t n = strlen(f->d_name);
+
+			if (n < 6 || strcmp(f->d_name + n - 5, ".exit") != 0)
+				continue;
+			snprintf(name, sizeof(name), "%.*s", (int)(n - 5),
+			    f->d_name);
+			one(dir, client, name);
+		}
+		closedir(d);
+	}
+	closedir(top);
+	is_int(clients, 5, "recordings of five clients");
+	distinct();
+}
+
+int
+main(void)
+{
+	setenv("TZ", "UTC", 1);
+	fixtures();
+	return done_testing();
+}
