@@ -77,6 +77,7 @@ raw_done(struct jstream *j, const char *s, const char *p)
 static void
 broken(struct jstream *j)
 {
+	j->nl = 0;
 	if (j->event_depth > 0 && j->ops->event_end != NULL)
 		j->ops->event_end(j->arg, 0);
 	j->event_depth = 0;
@@ -451,9 +452,10 @@ jstream_feed(struct jstream *j, const char *p, size_t n)
 				continue;
 			}
 			j->scalar[j->slen] = '\0';
-			if (j->raw_on)
+			if (j->raw_on && j->depth == j->raw_depth)
 				raw_done(j, s, s);
-			else if (in_event(j) && j->ops->scalar != NULL)
+			else if (!j->raw_on && in_event(j) &&
+			    j->ops->scalar != NULL)
 				j->ops->scalar(j->arg, j->path, j->scalar,
 				    j->slen);
 			after_value(j);
@@ -462,10 +464,22 @@ jstream_feed(struct jstream *j, const char *p, size_t n)
 		p++;
 		if (c == ' ' || c == '\t' || c == '\r' ||
 		    (c == '\n' && j->state != S_LINE && j->depth > 0)) {
+			if (c == '\n')
+				j->nl = 1;
 			if (j->raw_on)
 				raw_add(j, s, 1);
 			continue;
 		}
+		/* JSON that broke off at the end of a line: a line that
+		 * starts a new one is read afresh, not passed over. */
+		if (j->nl && (c == '{' || c == '[') &&
+		    j->state != S_VALUE) {
+			broken(j);
+			j->state = S_LINE;
+			p = s;
+			continue;
+		}
+		j->nl = 0;
 		switch (j->state) {
 		case S_LINE:
 			if (c == '\n')

@@ -66,6 +66,7 @@ struct jstream {
 	size_t slen;
 	enum js_want want;		/* of the string being read */
 	int esc;			/* 0, 1 after '\\', 2-5 in \uXXXX */
+	int nl;				/* a newline since the last token */
 	unsigned u, hi;			/* \u value, pending high surrogate */
 	char raw[JS_RAW_MAX];
 	size_t rawlen;

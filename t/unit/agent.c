@@ -11,6 +11,7 @@
  * on made-up input, and detection from command lines.
  */
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,10 +334,205 @@ fixtures(void)
 	distinct();
 }
 
+/* Read text with the adapter named client, in one piece or byte by byte. */
+static void
+read_as(const char *client, const char *text, int bytewise,
+    struct agent_result *res, struct agent_run **rp)
+{
+	struct agent_end e;
+	size_t i, n = strlen(text);
+
+	*rp = agent_run_new(agent_by_name(client), &hooks);
+	if (bytewise)
+		for (i = 0; i < n; i++)
+			agent_feed(*rp, text + i, 1);
+	else
+		agent_feed(*rp, text, n);
+	memset(&e, 0, sizeof(e));
+	e.exit_code = 1;
+	e.err = "";
+	e.now = wall_now();
+	agent_finish(*rp, &e, res);
+}
+
+static char last_tool[256], last_input[256];
+
+static void
+hook_tool_keep(void *arg, const char *name, const char *input, size_t n)
+{
+	snprintf(last_tool, sizeof(last_tool), "%s", name);
+	snprintf(last_input, sizeof(last_input), "%.*s", (int)n, input);
+}
+
+static void
+tokenizer(void)
+{
+	static const struct agent_hooks keep = { NULL, NULL, hook_tool_keep,
+	    NULL };
+	struct agent_result res;
+	struct agent_run *r;
+	struct agent_end e;
+	char *big, *deep;
+	size_t i, n;
+	int b;
+
+	for (b = 0; b < 2; b++) {
+		read_as("claude", "{\"type\":\"result\",\"is_error\":true,"
+		    "\"result\":\"Caf\\u00e9 \\ud83d\\ude00 \\\"quoted\\\" "
+		    "\\u0041\"}\n", b, &res, &r);
+		is_str(res.v.message, "Caf\xc3\xa9 \xf0\x9f\x98\x80 \"quoted\" A",
+		    b ? "escapes and surrogate pairs, byte by byte" :
+		    "escapes and surrogate pairs");
+		status_free(&res.status);
+		agent_run_free(r);
+	}
+	read_as("claude", "{\"type\":\"result\",\"is_error\":tru\n"
+	    "{\"type\":\"result\",\"is_error\":true,\"result\":\"second\"}\n",
+	    0, &res, &r);
+	is_str(res.v.message, "second", "a broken line is passed over");
+	status_free(&res.status);
+	agent_run_free(r);
+	read_as("claude", "{\"type\":\"result\",\"result\":\"a\nb\"}\n"
+	    "{\"type\":\"result\",\"is_error\":true,\"result\":\"third\"}",
+	    1, &res, &r);
+	is_str(res.v.message, "third", "a raw newline in a string breaks the "
+	    "line, not the stream");
+	status_free(&res.status);
+	agent_run_free(r);
+	/* containers nested past the tracked depth are skipped */
+	n = 64;
+	deep = malloc(4 * n + 128);
+	strcpy(deep, "{\"x\":");
+	for (i = 0; i < n; i++)
+		strcat(deep, "[{\"a\":");
+	strcat(deep, "\"}\\\"]\"");
+	for (i = 0; i < n; i++)
+		strcat(deep, "}]");
+	strcat(deep, ",\"type\":\"result\",\"is_error\":true,"
+	    "\"result\":\"deep\"}\n");
+	read_as("claude", deep, 0, &res, &r);
+	is_str(res.v.message, "deep", "nesting past the tracked depth");
+	status_free(&res.status);
+	agent_run_free(r);
+	free(deep);
+	/* a string of 8 MiB and a key of 1 KiB cost nothing */
+	n = 8 << 20;
+	big = malloc(n + 2048);
+	memcpy(big, "{\"", 2);
+	memset(big + 2, 'k', 1024);
+	i = 1026;
+	memcpy(big + i, "\":\"", 3);
+	i += 3;
+	memset(big + i, 'x', n);
+	i += n;
+	strcpy(big + i, "\",\"type\":\"result\",\"is_error\":true,"
+	    "\"result\":\"after\"}\n");
+	read_as("claude", big, 0, &res, &r);
+	is_str(res.v.message, "after", "an 8 MiB string and a 1 KiB key");
+	status_free(&res.status);
+	agent_run_free(r);
+	free(big);
+	/* Qwen's json: the events are the objects of one array */
+	read_as("qwen", "[{\"type\":\"system\",\"session_id\":\"s-1\"},"
+	    "{\"type\":\"result\",\"is_error\":false,\"result\":"
+	    "\"[API Error: 401 bad key]\"}]", 0, &res, &r);
+	ok(res.v.failed && res.v.http_status == 401,
+	    "an [API Error: 401 ...] result is a failure, with its status");
+	is_str(res.session_id, "s-1", "session id from an array's event");
+	status_free(&res.status);
+	agent_run_free(r);
+	read_as("qwen", "{\"type\":\"result\",\"is_error\":false,\"result\":"
+	    "\"Fixed the [API Error: 401 x] message handling.\"}\n", 0, &res,
+	    &r);
+	ok(!res.v.failed, "an answer that quotes an [API Error: ...] is none");
+	status_free(&res.status);
+	agent_run_free(r);
+	/* text that only looks like JSON is text */
+	read_as("claude", "{not json}\nhello\n---RALPH_STATUS---\nSTATUS: "
+	    "COMPLETE\n---END_RALPH_STATUS---\n", 0, &res, &r);
+	ok(!res.status_own && !res.v.failed, "text mode stays text");
+	status_free(&res.status);
+	agent_run_free(r);
+	/* a tool call's input, as JSON text, to the hook */
+	r = agent_run_new(agent_by_name("claude"), &keep);
+	big = "{\"type\":\"assistant\",\"message\":{\"content\":["
+	    "{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":"
+	    "{\"command\": \"ls -l\", \"n\": [1, 2]}}]}}\n";
+	agent_feed(r, big, strlen(big));
+	memset(&e, 0, sizeof(e));
+	e.err = "";
+	agent_finish(r, &e, &res);
+	is_str(last_tool, "Bash", "tool call: its name");
+	is_str(last_input, "{\"command\": \"ls -l\", \"n\": [1, 2]}",
+	    "tool call: its input as written");
+	status_free(&res.status);
+	agent_run_free(r);
+	r = agent_run_new(agent_by_name("codex"), &keep);
+	big = "{\"type\":\"item.started\",\"item\":{\"type\":"
+	    "\"command_execution\",\"command\":\"bash -lc \\\"ls\\\"\"}}\n";
+	agent_feed(r, big, strlen(big));
+	agent_finish(r, &e, &res);
+	is_str(last_input, "\"bash -lc \\\"ls\\\"\"",
+	    "a string input, as written");
+	status_free(&res.status);
+	agent_run_free(r);
+}
+
+static void
+detect(const char *desc, const char *want, ...)
+{
+	char *argv[16], d[256];
+	const struct agent *a;
+	va_list ap;
+	int n = 0;
+
+	va_start(ap, want);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	a = agent_detect(argv);
+	snprintf(d, sizeof(d), "detect %s: %s", desc, want ? want : "none");
+	is_str(a != NULL ? agent_name(a) : NULL, want, d);
+}
+
+static void
+detection(void)
+{
+	detect("basename", "claude", "claude", "-p", "x", NULL);
+	detect("path", "codex", "/usr/local/bin/codex", "exec", NULL);
+	detect("env", "gemini", "env", "-u", "X", "A=1", "gemini", "-p", "x",
+	    NULL);
+	detect("npx package", "claude", "npx", "-y",
+	    "@anthropic-ai/claude-code@2.1.330", "-p", "x", NULL);
+	detect("npx --package", "qwen", "npx", "--package=@qwen-code/qwen-code",
+	    "qwen", NULL);
+	detect("npm exec", "opencode", "npm", "exec", "--", "opencode", "run",
+	    NULL);
+	detect("sh -c", "codex", "sh", "-c", "cd /w && OPENAI_API_KEY=x exec "
+	    "codex exec --json 'do it'", NULL);
+	detect("bash -lc", "gemini", "bash", "-lc", "gemini -p \"$(cat P)\"",
+	    NULL);
+	detect("node script", "gemini", "node",
+	    "/x/node_modules/@google/gemini-cli/bundle/gemini.js", NULL);
+	detect("timeout", "claude", "timeout", "-s", "INT", "10m", "claude",
+	    NULL);
+	detect("nice nohup", "qwen", "nice", "-n", "5", "nohup", "qwen", NULL);
+	detect("a name in an argument is not the command", NULL, "echo",
+	    "claude", NULL);
+	detect("sh -c without one", NULL, "sh", "-c", "echo claude", NULL);
+	detect("a script", NULL, "./agent-step.sh", NULL);
+	is_str(agent_name(agent_by_name("opencode")), "opencode",
+	    "by name");
+	ok(agent_by_name("copilot") == NULL, "an unknown name");
+}
+
 int
 main(void)
 {
 	setenv("TZ", "UTC", 1);
 	fixtures();
+	tokenizer();
+	detection();
 	return done_testing();
 }
