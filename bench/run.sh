@@ -7,7 +7,7 @@
 #
 #   sh bench/run.sh                      everything (about 2-3 minutes)
 #   BENCH_ONLY="single kill" sh bench/run.sh   some of: single loop kill
-#                                        pipe status files
+#                                        pipe agent status files
 #   CBEXEC=/path/to/cbexec sh bench/run.sh     another binary
 #   BENCH_ONLY=ab CBEXEC_B=/path/to/other/cbexec sh bench/run.sh
 #                                        this binary against another,
@@ -20,7 +20,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$BENCH/.." && pwd)
 CBEXEC=${CBEXEC:-$TOP/cbexec}
 CC=${CC:-cc}
-ONLY=${BENCH_ONLY:-single loop kill pipe status files}
+ONLY=${BENCH_ONLY:-single loop kill pipe agent status files}
 GIB=1073741824
 
 say() { printf '%s\n' "$*"; }
@@ -54,6 +54,7 @@ build empty-cjson empty -Wl,--no-as-needed \
 	$(pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 build hwm hwm -shared -fPIC
 build evp evp $(pkg-config --cflags --libs libcrypto 2>/dev/null || echo -lcrypto)
+build jsonl jsonl
 AB=$BENCH/abrun.bin
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/cbexec-bench.XXXXXX") || exit 0
@@ -345,6 +346,59 @@ if want pipe; then
 			awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 }')"
 	fi
 	wait "$pid"
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# 4b. Pass-through with an agent's adapter reading the stream: 1 GiB of
+#     Claude Code's stream-json (bench/jsonl.c), and 1 GiB of bytes that are
+#     no JSON at all, against the same bytes through cat; and peak RSS with
+#     the adapter and without it over that gigabyte.
+if want agent; then
+	say "== pass-through with an adapter (--agent claude): 1 GiB of stream-json, 1 GiB of text (7 reps each)"
+	J="$BENCH/jsonl.bin $GIB" P="head -c $GIB /dev/zero"
+	for s in json text; do
+		case $s in
+		json)
+			A="\"\$CBEXEC\" -q --agent claude -- $J | cat >/dev/null"
+			B="$J | cat | cat >/dev/null" ;;
+		text)
+			A="\"\$CBEXEC\" -q --agent claude -- sh -c '$P' | cat >/dev/null"
+			B="sh -c '$P' | cat | cat >/dev/null" ;;
+		esac
+		O=$SCRATCH/agent-$s
+		CBEXEC=$CBEXEC "$AB" -n 7 -w 1 -o "$O" -- sh -c "$A" ::: sh -c "$B"
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		ta=$(calc %.0f "$GIB / 1048576 / ($a / 1e9)")
+		tb=$(calc %.0f "$GIB / 1048576 / ($b / 1e9)")
+		r=$(calc %.2f "$ta / $tb")
+		row "pass-through with an adapter, $s (1 GiB, median throughput)" \
+		    "${ta}MiB/s" "${tb}MiB/s" "${r}x" ">= 0.9x" \
+		    "$(verdict "$r" ">=" 0.9)"
+		note "CPU (whole pipeline): cbexec side $(calc %.2fs "$(med "$O" A 7) / 1e9"), cat side $(calc %.2fs "$(med "$O" B 7) / 1e9")"
+	done
+	say "== memory: peak RSS (VmHWM) of cbexec over 1 GiB of stream-json with the adapter, without it, and over 1 MiB with it (3 runs each)"
+	H=$SCRATCH/hwm-agent
+	for _ in 1 2 3; do
+		for a in claude none; do
+			BENCH_HWM=$H.$a LD_PRELOAD=$BENCH/hwm.bin "$CBEXEC" -q \
+				--agent $a -- $J >/dev/null
+		done
+		BENCH_HWM=$H.small LD_PRELOAD=$BENCH/hwm.bin "$CBEXEC" -q \
+			--agent claude -- "$BENCH/jsonl.bin" 1048576 >/dev/null
+	done
+	comm=$(basename "$CBEXEC" | cut -c1-15)
+	for a in claude none small; do
+		awk -v c="$comm" '$1 == c { print "X", $3 }' "$H.$a" >"$H.$a.c"
+	done
+	m=$(med "$H.claude.c" X 2) n=$(med "$H.none.c" X 2)
+	k=$(med "$H.small.c" X 2)
+	r=$(calc %.2f "$m / $n")
+	row "peak RSS at 1 GiB of stream-json, adapter / none (median VmHWM)" \
+	    "${m}KiB" "${n}KiB" "${r}x" "<= 1.1x" "$(verdict "$r" "<=" 1.1)"
+	r=$(calc %.2f "$m / $k")
+	row "peak RSS with the adapter, 1 GiB / 1 MiB of stream-json" \
+	    "${m}KiB" "${k}KiB" "${r}x" "<= 1.1x" "$(verdict "$r" "<=" 1.1)"
 	took
 fi
 

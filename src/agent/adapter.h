@@ -19,6 +19,7 @@
 #define SLOT_MAX	4096	/* bytes of a string kept (a message) */
 #define TEXT_MAX	(64 * 1024)	/* of an event's text, its tail */
 #define MSG_LEN		4096
+#define HEAD_MAX	512	/* of a text that went to the scanner */
 
 enum slot_kind {
 	K_STR,		/* a string, its first SLOT_MAX bytes */
@@ -58,15 +59,21 @@ struct agent {
 	void (*finish)(struct agent_run *r, const struct agent_end *e);
 	const struct agent_rule *rules;
 	size_t n_rules;
+	/* Whether the event's text (its K_TEXT) is, by what the event said
+	 * before it, the assistant's: then it goes to the status scanner as
+	 * it is read instead of being kept; may be NULL. */
+	int (*answer)(const struct agent_run *r);
 };
 
+/* A slot's bytes live apart (agent_run's bufs), so that only the pages of
+ * the slots a stream fills are ever touched. */
 struct slot {
 	int set;
 	enum slot_kind kind;
 	double num;
 	size_t len;
 	int cut;
-	char buf[SLOT_MAX + 1];
+	char *buf;		/* SLOT_MAX + 1 bytes */
 };
 
 struct agent_run {
@@ -75,9 +82,13 @@ struct agent_run {
 	struct jstream js;
 	int json;			/* a JSON event was read */
 	struct slot slot[NSLOTS];
+	char *bufs;			/* the slots' bytes */
 	const struct field *cur;	/* the string being read */
-	char *text;			/* the event's K_TEXT, its tail */
+	char *text;			/* the event's K_TEXT, its tail (or,
+					 * when it went to the scanner as it
+					 * came, its head) */
 	size_t tlen;
+	int streamed;			/* the event's text went so */
 	struct status_scanner *sc;	/* the assistant's own text */
 	/* What the run came to, as events and the end said it. */
 	int failed;
@@ -93,6 +104,7 @@ struct agent_run {
 	struct agent_usage usage;
 	const struct rule *rules;	/* compiled from a->rules */
 	size_t n_rules;
+	const short *index;		/* of a->fields by path */
 	long aux;			/* an adapter's own bit of state */
 };
 
@@ -124,6 +136,8 @@ void run_session(struct agent_run *r, const char *id);
 void run_text(struct agent_run *r, const char *p, size_t n);
 /* The event's K_TEXT buffer, as run_text, then a line break. */
 void run_event_text(struct agent_run *r);
+/* The same without the line break: a delta of an answer. */
+void run_event_delta(struct agent_run *r);
 /* The event's K_TEXT buffer as a string ("" when none). */
 const char *event_text(struct agent_run *r);
 void run_tool(struct agent_run *r, const char *name, int input_slot);

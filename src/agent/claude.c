@@ -180,10 +180,17 @@ object(struct agent_run *r, const char *path)
 	slot_clear(r, INPUT);
 }
 
+/* An assistant line says so before its text. */
+static int
+answer(const struct agent_run *r)
+{
+	return is(r, TYPE, "assistant");
+}
+
 static const char *const commands[] = { "claude", NULL };
 static const char *const packages[] = { "@anthropic-ai/claude-code", NULL };
 
 const struct agent agent_claude = {
 	"claude", commands, packages, fields, NELEM(fields), event, object,
-	NULL, NULL, 0
+	NULL, NULL, 0, answer
 };

@@ -112,10 +112,17 @@ finish(struct agent_run *r, const struct agent_end *e)
 		run_error(r, buf, 0);
 }
 
+/* item.completed names the item's type before its text. */
+static int
+answer(const struct agent_run *r)
+{
+	return is(r, TYPE, "item.completed") && is(r, ITEM_TYPE, "agent_message");
+}
+
 static const char *const commands[] = { "codex", NULL };
 static const char *const packages[] = { "@openai/codex", NULL };
 
 const struct agent agent_codex = {
 	"codex", commands, packages, fields, NELEM(fields), event, NULL,
-	finish, rules, NELEM(rules)
+	finish, rules, NELEM(rules), answer
 };

@@ -84,7 +84,7 @@ event(struct agent_run *r)
 		if (is(r, ROLE, "assistant")) {
 			/* a delta: joined to the last as it is */
 			run_progress(r);
-			run_text(r, event_text(r), r->tlen);
+			run_event_delta(r);
 		}
 	} else if (strcmp(type, "tool_use") == 0) {
 		run_progress(r);
@@ -211,10 +211,17 @@ finish(struct agent_run *r, const struct agent_end *e)
 		talk_error(r, e->err);
 }
 
+/* A message names its role before its content. */
+static int
+answer(const struct agent_run *r)
+{
+	return is(r, TYPE, "message") && is(r, ROLE, "assistant");
+}
+
 static const char *const commands[] = { "gemini", NULL };
 static const char *const packages[] = { "@google/gemini-cli", NULL };
 
 const struct agent agent_gemini = {
 	"gemini", commands, packages, fields, NELEM(fields), event, NULL,
-	finish, rules, NELEM(rules)
+	finish, rules, NELEM(rules), answer
 };

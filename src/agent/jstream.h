@@ -22,6 +22,28 @@
 #define JS_SCALAR	64	/* bytes of a number or literal kept */
 #define JS_RAW_MAX	4096	/* bytes of a raw value kept */
 
+/* Paths are hashed as they are built, so a reader can look one up without
+ * reading it again: each key adds its length and its first, middle and
+ * last bytes (FNV-1a steps), a constant cost per key; a lookup compares
+ * the path itself anyway. */
+#define JS_HASH0	2166136261u
+
+static inline unsigned
+js_hash(unsigned h, unsigned char c)
+{
+	return (h ^ c) * 16777619u;
+}
+
+static inline unsigned
+js_hash_key(unsigned h, const char *k, size_t n)
+{
+	h = js_hash(h, (unsigned char)n);
+	if (n > 0)
+		h = js_hash(js_hash(js_hash(h, (unsigned char)k[0]),
+		    (unsigned char)k[n / 2]), (unsigned char)k[n - 1]);
+	return h;
+}
+
 /* What the reader wants of a value. */
 enum js_want {
 	JS_SKIP,	/* nothing (a string is skipped without a copy) */
@@ -30,9 +52,11 @@ enum js_want {
 };
 
 struct jstream_ops {
-	/* A value starts at path inside an event; str: it is a string.
-	 * Numbers and literals come to scalar() unless JS_RAW. */
-	enum js_want (*want)(void *arg, const char *path, int str);
+	/* A value starts at path (hash: js_hash over its bytes) inside an
+	 * event; str: it is a string.  Numbers and literals come to
+	 * scalar() unless JS_RAW. */
+	enum js_want (*want)(void *arg, const char *path, unsigned hash,
+	    int str);
 	void (*chunk)(void *arg, const char *path, const char *p, size_t n);
 	void (*string_end)(void *arg, const char *path);
 	/* A number, true, false or null, as written. */
@@ -58,8 +82,10 @@ struct jstream {
 	int event_depth;		/* depth of the event object, 0: none */
 	unsigned char array[JS_DEPTH + 1];	/* container at depth is one */
 	unsigned short base[JS_DEPTH + 1];	/* path length of its members */
+	unsigned bhash[JS_DEPTH + 1];	/* and that path's hash */
 	char path[JS_PATH + 1];
 	size_t plen;
+	unsigned phash;
 	char key[JS_KEY + 1];
 	size_t klen;
 	char scalar[JS_SCALAR + 1];
@@ -67,6 +93,9 @@ struct jstream {
 	enum js_want want;		/* of the string being read */
 	int esc;			/* 0, 1 after '\\', 2-5 in \uXXXX */
 	int nl;				/* a newline since the last token */
+	size_t bs;			/* backslashes a skipped piece ended with */
+	char out[4096];			/* a wanted string's bytes, gathered */
+	size_t olen;
 	unsigned u, hi;			/* \u value, pending high surrogate */
 	char raw[JS_RAW_MAX];
 	size_t rawlen;

@@ -111,10 +111,17 @@ event(struct agent_run *r)
 	return 1;
 }
 
+/* A text event says so before its part's text. */
+static int
+answer(const struct agent_run *r)
+{
+	return is(r, TYPE, "text");
+}
+
 static const char *const commands[] = { "opencode", NULL };
 static const char *const packages[] = { "opencode-ai", NULL };
 
 const struct agent agent_opencode = {
 	"opencode", commands, packages, fields, NELEM(fields), event, NULL,
-	NULL, rules, NELEM(rules)
+	NULL, rules, NELEM(rules), answer
 };

@@ -149,10 +149,17 @@ finish(struct agent_run *r, const struct agent_end *e)
 	api_error(r, buf);
 }
 
+/* An assistant event says so before its text. */
+static int
+answer(const struct agent_run *r)
+{
+	return is(r, TYPE, "assistant");
+}
+
 static const char *const commands[] = { "qwen", NULL };
 static const char *const packages[] = { "@qwen-code/qwen-code", NULL };
 
 const struct agent agent_qwen = {
 	"qwen", commands, packages, fields, NELEM(fields), event, object,
-	finish, rules, NELEM(rules)
+	finish, rules, NELEM(rules), answer
 };

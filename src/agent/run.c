@@ -21,29 +21,52 @@
 
 #include "adapter.h"
 
-/* The adapters' rows, compiled once per process. */
+/* The adapters' rows and an index of their fields by path, made once per
+ * process: every value of the stream looks its path up. */
+#define FIELD_HASH	128	/* more than twice the fields of any adapter */
+
 static struct {
 	const struct agent *a;
 	struct rule *r;
 	size_t n;
+	short index[FIELD_HASH];	/* field + 1, 0 for none */
 } compiled[8];
 
-static const struct field *
-field_of(const struct agent_run *r, const char *path)
+/* The tokenizer's hash of a path, key by key. */
+static unsigned
+path_hash(const char *s)
 {
-	size_t i;
+	unsigned h = JS_HASH0;
+	size_t n;
 
-	for (i = 0; i < r->a->n_fields; i++)
-		if (strcmp(r->a->fields[i].path, path) == 0)
-			return &r->a->fields[i];
+	for (;;) {
+		n = strcspn(s, ".");
+		h = js_hash_key(h, s, n);
+		if (s[n] == '\0')
+			return h;
+		s += n + 1;
+	}
+}
+
+/* The field at path, whose hash the tokenizer made as it read it. */
+static const struct field *
+field_at(const struct agent_run *r, const char *path, unsigned hash)
+{
+	unsigned h;
+	int i;
+
+	for (h = hash & (FIELD_HASH - 1); (i = r->index[h]) != 0;
+	    h = (h + 1) & (FIELD_HASH - 1))
+		if (strcmp(r->a->fields[i - 1].path, path) == 0)
+			return &r->a->fields[i - 1];
 	return NULL;
 }
 
 static enum js_want
-on_want(void *arg, const char *path, int str)
+on_want(void *arg, const char *path, unsigned hash, int str)
 {
 	struct agent_run *r = arg;
-	const struct field *f = field_of(r, path);
+	const struct field *f = field_at(r, path, hash);
 
 	r->cur = f;
 	if (f == NULL)
@@ -88,6 +111,16 @@ on_chunk(void *arg, const char *path, const char *p, size_t n)
 	if (r->cur == NULL)
 		return;
 	if (r->cur->kind == K_TEXT) {
+		if (r->a->answer != NULL && (r->streamed || r->a->answer(r))) {
+			/* the answer, as it comes: only its head is kept, for
+			 * an error that comes as one */
+			status_scanner_feed(r->sc, p, n);
+			r->streamed = 1;
+			if (r->tlen < HEAD_MAX)
+				text_add(r, p, n < HEAD_MAX - r->tlen ? n :
+				    HEAD_MAX - r->tlen);
+			return;
+		}
 		text_add(r, p, n);
 		return;
 	}
@@ -122,7 +155,7 @@ static void
 on_scalar(void *arg, const char *path, const char *v, size_t n)
 {
 	struct agent_run *r = arg;
-	const struct field *f = field_of(r, path);
+	const struct field *f = r->cur;	/* looked up as the value began */
 	struct slot *s;
 	char *end;
 
@@ -157,7 +190,7 @@ static void
 on_raw(void *arg, const char *path, const char *p, size_t n, int truncated)
 {
 	struct agent_run *r = arg;
-	const struct field *f = field_of(r, path);
+	const struct field *f = field_at(r, path, path_hash(path));
 	struct slot *s;
 
 	if (f == NULL || f->kind != K_RAW)
@@ -193,6 +226,7 @@ on_event_begin(void *arg)
 	for (i = 0; i < NSLOTS; i++)
 		r->slot[i].set = 0;
 	r->tlen = 0;
+	r->streamed = 0;
 	if (r->hooks.event != NULL)
 		r->hooks.event(r->hooks.arg);
 }
@@ -220,19 +254,27 @@ static const struct jstream_ops ops = {
 	on_event_begin, on_event_end, on_text
 };
 
-/* The adapter's own rows, compiled at its first run. */
+/* The adapter's own rows and its field index, made at its first run. */
 static int
 compile_rules(struct agent_run *r)
 {
 	const struct agent *a = r->a;
 	char err[256];
 	size_t i, k;
+	unsigned h;
 
 	for (k = 0; k < NELEM(compiled) && compiled[k].a != NULL; k++)
 		if (compiled[k].a == a)
 			goto done;
-	if (k == NELEM(compiled))
+	if (k == NELEM(compiled) || 2 * a->n_fields > FIELD_HASH)
 		return -1;
+	for (i = 0; i < a->n_fields; i++) {
+		for (h = path_hash(a->fields[i].path) & (FIELD_HASH - 1);
+		    compiled[k].index[h];
+		    h = (h + 1) & (FIELD_HASH - 1))
+			;
+		compiled[k].index[h] = (short)(i + 1);
+	}
 	if (a->n_rules > 0 &&
 	    (compiled[k].r = calloc(a->n_rules, sizeof(struct rule))) == NULL)
 		return -1;
@@ -251,6 +293,7 @@ compile_rules(struct agent_run *r)
 done:
 	r->rules = compiled[k].r;
 	r->n_rules = compiled[k].n;
+	r->index = compiled[k].index;
 	return 0;
 }
 
@@ -258,9 +301,17 @@ struct agent_run *
 agent_run_new(const struct agent *a, const struct agent_hooks *hooks)
 {
 	struct agent_run *r;
+	int i;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
+	/* not calloc: a page is touched only by a slot that fills it */
+	if ((r->bufs = malloc(NSLOTS * (SLOT_MAX + 1))) == NULL) {
+		free(r);
+		return NULL;
+	}
+	for (i = 0; i < NSLOTS; i++)
+		r->slot[i].buf = r->bufs + i * (SLOT_MAX + 1);
 	r->a = a;
 	if (hooks != NULL)
 		r->hooks = *hooks;
@@ -327,6 +378,7 @@ agent_run_free(struct agent_run *r)
 		return;
 	status_scanner_free(r->sc);
 	free(r->text);
+	free(r->bufs);
 	free(r);
 }
 
@@ -447,11 +499,18 @@ event_text(struct agent_run *r)
 }
 
 void
+run_event_delta(struct agent_run *r)
+{
+	if (!r->streamed)
+		status_scanner_feed(r->sc, r->text, r->tlen);
+}
+
+void
 run_event_text(struct agent_run *r)
 {
 	if (r->tlen == 0)
 		return;
-	status_scanner_feed(r->sc, r->text, r->tlen);
+	run_event_delta(r);
 	status_scanner_feed(r->sc, "\n", 1);
 }
 
