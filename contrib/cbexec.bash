@@ -7,12 +7,12 @@
 # Completes cbexec's own options, phase names after --phase (the built-in
 # ones and those of the config file, in any case) and --unskip, signal
 # names with or without SIG after --signal, progress sources after
-# --progress (each once), circuit names (the *.json files of the state
-# directory) after --name and as the CIRCUIT of --status, --reset-circuit,
-# --history, --trip, --skip, --unskip and --record, a file after
-# --allow-config, files and directories where an option wants them, and
-# after `--` or the first non-option word the command and its arguments as
-# usual.  Options may be abbreviated as
+# --progress (each once), agents after --agent, circuit names (the *.json
+# files of the state directory) after --name and as the CIRCUIT of
+# --status, --reset-circuit, --history, --trip, --skip, --unskip and
+# --record, a file after --allow-config, files and directories where an
+# option wants them, and after `--` or the first non-option word the
+# command and its arguments as usual.  Options may be abbreviated as
 # getopt_long allows (--pha for --phase).
 
 _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
@@ -25,7 +25,7 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--max-retries --cooldown --half-open-trials --history-size --progress
 	--progress-cmd --watch --exclude --capture-bytes --no-capture-stdout
 	--keep-orphans --exit-codes --skip --unskip --record --exit --message
-	--stderr-file --stdout-file --create --all --allow-config'
+	--stderr-file --stdout-file --create --all --allow-config --agent'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -35,7 +35,7 @@ _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--half-open-after --max-consecutive-errors --max-retries --cooldown
 	--half-open-trials --history-size --progress --progress-cmd --watch
 	--exclude --capture-bytes --exit-codes --unskip --exit --message
-	--stderr-file --stdout-file'
+	--stderr-file --stdout-file --agent'
 # Short options that take a value.
 _cbexec_arg_shorts='sNCptkTnc'
 
@@ -44,6 +44,7 @@ _cbexec_signals='TERM INT HUP QUIT KILL USR1 USR2 ALRM ABRT PIPE CONT STOP
 	TSTP TTIN TTOU WINCH XCPU XFSZ VTALRM PROF IO PWR SYS SEGV BUS FPE ILL
 	TRAP URG CHLD 0'
 _cbexec_sources='git files status cmd exit auto yes no'
+_cbexec_agents='claude codex gemini qwen opencode none'
 
 # The circuit names: NAME for every NAME.json in the state directory.  A
 # relative XDG_STATE_HOME is ignored, as cbexec ignores it.
@@ -188,6 +189,9 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		;;
 	-N|--name)
 		mapfile -t COMPREPLY < <(compgen -W "$(_cbexec_circuits)" -- "$cur")
+		;;
+	--agent)
+		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_agents" -- "$cur")
 		;;
 	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file)
 		_cbexec_files -f "$cur"

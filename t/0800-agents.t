@@ -184,11 +184,13 @@ case $MODE in
 claude) printf '{"type":"system","subtype":"init","session_id":"s-r"}\n{"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,"retry_delay_ms":4000,"error_status":529,"error":"overloaded"}\n' ;;
 codex) echo 'ERROR: Reconnecting... waiting for network' >&2 ;;
 gemini) printf 'Attempt 2 failed: You exceeded your current quota. Retrying after 12708ms...\n' >&2 ;;
+qwen) printf '[qwen-code] Waiting for API capacity... attempt 2, retry in 60s\n' >&2 ;;
 esac
 exec sleep 10
 EOF
 chmod +x bin/retrying
-for m in claude:overloaded codex:network gemini:rate_limited none:timeout; do
+for m in claude:overloaded codex:network gemini:rate_limited \
+    qwen:rate_limited none:timeout; do
 	MODE=${m%:*} cb -q -t 0.3 -k 0.2 --agent "${m%:*}" --name rt${m%:*} \
 	    -- retrying >/dev/null 2>&1
 	is "$?/$(st rt${m%:*} last_error.type)" "124/${m#*:}" \

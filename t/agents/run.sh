@@ -1,0 +1,265 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+# make check-agents: the real agent clients, pinned (install.sh), each run
+# under cbexec against a local stand-in of its vendor's API (mock/, Python
+# standard library, 127.0.0.1 only, gone when this script ends), through
+# the provider scenarios a user meets: an answer with a RALPH_STATUS block,
+# COMPLETE, a bad key (401), a missing key, no permission (403), a rate
+# limit with retry-after (429), an overload (529 or 503), a server error
+# (500), no credit, a usage limit with a reset time, a refused connection;
+# and for Claude Code a usage limit that passes, then a trial run that
+# needs no operator.  Prints TAP.
+#
+# Each client runs with the settings of env/CLIENT.sh, which turn its own
+# retries down where it allows (Qwen Code and opencode retry 429s and 5xx
+# for a minute or two whatever is set: those scenarios take that long).
+# The scenarios run side by side, $CHECK_AGENTS_JOBS at a time (6), the
+# slow ones first; $CHECK_AGENTS_ONLY="claude:401 qwen:429 ..." runs some,
+# and $CHECK_AGENTS_KEEP keeps the scratch directory (the clients' output
+# and the state files).  $CBEXEC picks the binary; install.sh says where
+# the clients are kept.
+set -u
+AG=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$AG/../.." && pwd)
+CBEXEC=${CBEXEC:-$TOP/cbexec}
+JOBS=${CHECK_AGENTS_JOBS:-6}
+T0=$(date +%s)
+
+if ! command -v python3 >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1
+then
+	echo "1..0 # SKIP python3 and node are needed"
+	exit 0
+fi
+W=$(mktemp -d "${TMPDIR:-/tmp}/cbexec-agents.XXXXXX") || exit 1
+MOCKS=
+cleanup() {
+	# the mocks this script started, by their ids
+	for p in $MOCKS; do kill "$p" 2>/dev/null; done
+	if [ -n "${CHECK_AGENTS_KEEP:-}" ]; then
+		echo "# kept $W" >&2
+	else
+		rm -rf "$W"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+sh "$AG/install.sh" >"$W/bins"
+case $? in
+0) ;;
+77) echo "1..0 # SKIP the pinned clients are not installed and the npm registry cannot be reached"
+    exit 0 ;;
+*) echo "Bail out! installing the clients failed"
+    exit 1 ;;
+esac
+bin() { sed -n "s/^$1 //p" "$W/bins"; }
+
+export TZ=UTC	# Codex prints reset times in local time: one zone for all
+PROMPT='Work on the next task of the plan, then end your reply with the RALPH_STATUS block.'
+
+# mock NAME SCRIPT [ARGS...]: start one, its port in $W/NAME.port
+mock() {
+	n=$1 s=$2
+	shift 2
+	python3 "$AG/mock/$s" --port-file "$W/$n.port" --idle-exit 900 \
+	    --log "$W/$n.log" "$@" >"$W/$n.out" 2>&1 &
+	MOCKS="$MOCKS $!"
+}
+mock anthropic mock-anthropic.py
+mock openai mock-openai.py
+mock gemini mock-gemini.py
+# A second Anthropic stand-in whose usage limit resets in a little while.
+RESET=$(( $(date +%s) + 60 ))
+mock reset mock-anthropic.py --reset-epoch "$RESET"
+for n in anthropic openai gemini reset; do
+	i=0
+	while [ ! -s "$W/$n.port" ]; do
+		i=$((i + 1))
+		if [ $i -gt 300 ]; then
+			echo "Bail out! the $n mock did not start: $(cat "$W/$n.out")"
+			exit 1
+		fi
+		sleep 0.1
+	done
+done
+# A port nothing listens on.
+DEAD=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+
+# url CLIENT SCENARIO [MOCK]: the base URL its env file expects.
+url() {
+	case $1 in
+	claude|opencode) p=$(cat "$W/${3:-anthropic}.port") v= ;;
+	codex|qwen) p=$(cat "$W/openai.port") v=/v1 ;;
+	gemini) p=$(cat "$W/gemini.port") v= ;;
+	esac
+	[ "$2" = refused ] && p=$DEAD
+	echo "http://127.0.0.1:$p/s/$2$v"
+}
+
+# The client's own command line, in its structured output format.
+command_of() {
+	case $1 in
+	claude) echo "claude -p \"\$PROMPT\" --output-format stream-json --verbose" ;;
+	codex) echo "codex exec --json --skip-git-repo-check \"\$PROMPT\"" ;;
+	gemini) echo "gemini -p \"\$PROMPT\" --output-format stream-json" ;;
+	qwen) echo "qwen -p \"\$PROMPT\" --approval-mode yolo --output-format stream-json" ;;
+	opencode) echo "opencode run --format json \"\$PROMPT\"" ;;
+	esac
+}
+
+# drive CLIENT SCENARIO CIRCUIT [CBEXEC OPTIONS...]: one invocation of
+# cbexec running the client in a home and work tree of its own; $rc is
+# cbexec's exit status, $D the job's directory.
+drive() {
+	c=$1 s=$2 n=$3
+	shift 3
+	D=$W/jobs/$n
+	mkdir -p "$D/home" "$D/work" "$D/tmp"
+	[ -e "$D/work/README.md" ] || echo "# plan: 2.3 login form" >"$D/work/README.md"
+	# Claude Code's subscription limit needs an OAuth login.
+	auth=
+	[ "$c/$s" = claude/usage_limit ] && auth=oauth
+	(cd "$D/work" && env -i PATH="$PATH" HOME="$D/home" TMPDIR="$D/tmp" \
+	    TZ=UTC LANG=C.UTF-8 MOCK_URL="$(url "$c" "$s" "${MOCK:-}")" \
+	    AGENT_BIN="$(bin "$c")/node_modules/.bin" CLAUDE_AUTH="$auth" PROMPT="$PROMPT" CMD="$CMD" \
+	    CBEXEC_STATE_DIR="$W/state" sh -c '
+		. "$1"
+		[ "$2" = missing_key ] &&
+		    unset ANTHROPIC_API_KEY OPENAI_API_KEY GEMINI_API_KEY
+		shift 2
+		eval "exec \"\$@\" $CMD"' sh "$AG/env/$c.sh" "$s" "$CBEXEC" \
+	    --name "$n" --no-prompt -t 300 "$@" -- \
+	    </dev/null >>"$D/out" 2>>"$D/err")
+	rc=$?
+}
+
+st() { perl -MJSON::PP -0777 -e '
+	my $v = eval { decode_json(<STDIN>) } // {};
+	for my $k (split /\./, $ARGV[0]) { $v = ref $v eq "HASH" ? $v->{$k} : undef }
+	print defined $v ? (JSON::PP::is_bool($v) ? ($v ? "true" : "false") : $v) : "null";
+	' "$2" <"$W/state/$1.json" 2>/dev/null; }
+
+# Each job prints its TAP lines, without numbers, into $W/res/JOB.
+say() {	# say OK DESC [DIAG...]
+	r=$1 d=$2
+	shift 2
+	if [ "$r" -eq 0 ]; then echo "ok - $d"; else
+		echo "not ok - $d"
+		for x in "$@"; do echo "#   $x"; done
+		sed 's/^/#   stderr: /' "$D/err" | tail -n 12
+	fi
+}
+
+job() {	# job CLIENT SCENARIO
+	c=$1 s=$2 n=$1-$2
+	CMD=$(command_of "$c")
+	t=$(date +%s) label="$c $s"
+	case $s in
+	success)
+		drive "$c" success "$n" --progress status
+		[ $rc -eq 0 ] && [ "$(st "$n" state)" = CLOSED ] &&
+		    [ "$(st "$n" last_progress_iteration)" = 1 ]
+		say $? "$c: an answer with a RALPH_STATUS block: exit 0, its status read as progress" \
+		    "exit $rc, state $(st "$n" state), last progress $(st "$n" last_progress_iteration)" ;;
+	complete)
+		drive "$c" complete "$n" --loop -n 3 --progress exit
+		[ $rc -eq 0 ] && [ "$(st "$n" iteration)" = 1 ]
+		say $? "$c: STATUS: COMPLETE ends the loop after one run" \
+		    "exit $rc, runs $(st "$n" iteration)" ;;
+	401|403|missing_key|credit)
+		want=auth
+		[ "$s" = credit ] && want=billing
+		drive "$c" "$s" "$n" --progress exit
+		[ $rc -eq 122 ] && [ "$(st "$n" open_reason)" = "fatal: $want" ] &&
+		    [ "$(st "$n" iteration)" = 1 ]
+		say $? "$c: $s: 122 after one run, fatal $want" \
+		    "exit $rc, reason $(st "$n" open_reason): $(st "$n" last_error.message)" ;;
+	429|529|503|500|refused)
+		case $s in
+		429) want=rate_limited ;;
+		529|503) want=overloaded ;;
+		500) want='server_error|overloaded' ;;
+		refused) want=network ;;
+		esac
+		drive "$c" "$s" "$n" --progress exit
+		ty=$(st "$n" last_error.type)
+		# the exit status is the client's own (Qwen's 0, Gemini's
+		# HTTP status & 0xFF): cbexec did not intervene
+		[ $rc -lt 120 -o $rc -gt 122 ] &&
+		    [ "$(st "$n" state)" = CLOSED ] &&
+		    [ "$(st "$n" consecutive_errors)" = 1 ] &&
+		    [ "$(st "$n" last_error.class)" = transient ] &&
+		    [ "$(st "$n" same_error_count)" = 0 ] &&
+		    echo "$ty" | grep -Eqx "$want"
+		say $? "$c: $s: transient $ty, the client's own exit $rc, not the same error" \
+		    "exit $rc, state $(st "$n" state), $(st "$n" last_error.class) $ty: $(st "$n" last_error.message)" ;;
+	usage_limit|quota_daily)
+		drive "$c" "$s" "$n" --progress exit
+		[ $rc -eq 120 ] && [ "$(st "$n" state)" = OPEN ] &&
+		    [ "$(st "$n" last_error.type)" = usage_limit ] &&
+		    [ "$(st "$n" retry_at)" != null ] &&
+		    st "$n" open_reason | grep -Eq '^usage limit until [0-9]{2}:[0-9]{2} UTC'
+		say $? "$c: usage limit: 120, OPEN until $(st "$n" retry_at) ($(st "$n" open_reason))" \
+		    "exit $rc, state $(st "$n" state), $(st "$n" last_error.type): $(st "$n" last_error.message)" ;;
+	trial)
+		# A usage limit that resets at $RESET, then a trial that
+		# nobody had to allow.
+		MOCK=reset drive claude usage_limit "$n" --progress exit
+		r1=$rc at=$(st "$n" retry_at)
+		drive claude success "$n" --progress exit
+		r2=$rc
+		while [ "$(date +%s)" -le "$RESET" ]; do sleep 1; done
+		drive claude success "$n" --progress exit
+		[ $r1 -eq 120 ] && [ $r2 -eq 120 ] && [ $rc -eq 0 ] &&
+		    [ "$(st "$n" state)" = CLOSED ] &&
+		    grep -q 'OPEN -> HALF_OPEN: Retry time reached' "$D/err"
+		say $? "claude: usage limit until $at: refused before it, a trial after it without an operator" \
+		    "exits $r1 $r2 $rc, state $(st "$n" state)" ;;
+	esac
+	echo "# $label: $(( $(date +%s) - t ))s" >&2
+}
+
+mkdir -p "$W/res" "$W/state"
+mkfifo "$W/sem" || exit 1
+exec 3<>"$W/sem"
+i=0
+while [ $i -lt "$JOBS" ]; do echo >&3; i=$((i + 1)); done
+k=0 PIDS=
+# Slowest first: Qwen and opencode retry 429s and 5xx by themselves.
+for cs in claude:trial qwen:429 qwen:529 qwen:500 qwen:usage_limit \
+    opencode:529 opencode:500 opencode:usage_limit opencode:refused \
+    opencode:429 qwen:refused \
+    claude:success claude:complete claude:401 claude:missing_key \
+    claude:403 claude:429 claude:529 claude:500 claude:credit \
+    claude:usage_limit claude:refused \
+    codex:success codex:complete codex:401 codex:missing_key codex:403 \
+    codex:429 codex:503 codex:500 codex:credit codex:usage_limit \
+    codex:refused \
+    gemini:success gemini:complete gemini:401 gemini:missing_key \
+    gemini:403 gemini:429 gemini:503 gemini:500 gemini:credit \
+    gemini:usage_limit gemini:refused \
+    qwen:success qwen:complete qwen:401 qwen:missing_key qwen:403 \
+    qwen:credit \
+    opencode:success opencode:complete opencode:401 \
+    opencode:missing_key opencode:403 opencode:credit; do
+	case " ${CHECK_AGENTS_ONLY:-$cs} " in *" $cs "*) ;; *) continue ;; esac
+	c=${cs%%:*} s=${cs#*:}
+	# Gemini's usage limit is its daily quota (no reset time given).
+	[ "$cs" = gemini:usage_limit ] && s=quota_daily
+	k=$((k + 1))
+	read -r _ <&3
+	( job "$c" "$s" >"$W/res/$(printf %03d $k)" 2>>"$W/times"; echo >&3 ) &
+	PIDS="$PIDS $!"
+done
+# the jobs, not the mocks, which outlive them
+wait $PIDS
+exec 3>&-
+
+cat "$W"/res/* | awk '
+	/^(not )?ok - / { n++; sub(/ok -/, "ok " n " -") }
+	{ print }
+	END { print "1..." n > "/dev/stderr" }' 2>"$W/plan"
+sort -t: -k2 -n "$W/times" | tail -n 5 | sed 's/^#/# slowest:/'
+echo "# check-agents: $(( $(date +%s) - T0 ))s, $JOBS at a time"
+sed 's/^1\.\.\./1../' "$W/plan"
+! grep -q '^not ok' "$W"/res/*
