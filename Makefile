@@ -126,7 +126,7 @@ t/faultshim.so: t/faultshim.c
 
 FUZZCC ?= clang
 FUZZTIME ?= 60
-FUZZ_TARGETS = state status classify duration config apply
+FUZZ_TARGETS = state status classify duration config apply agent
 FUZZ_CFLAGS = -g -O1 -std=c11 -pthread -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJ = $(patsubst src/%.c,t/fuzz/build/%.o,$(filter-out src/cbexec.c,$(SRC)))

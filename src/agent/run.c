@@ -159,7 +159,9 @@ on_scalar(void *arg, const char *path, const char *v, size_t n)
 	struct slot *s;
 	char *end;
 
-	if (f == NULL || n > SLOT_MAX || strcmp(v, "null") == 0)
+	/* a number where text or an object was expected fills nothing */
+	if (f == NULL || f->kind == K_TEXT || f->kind == K_RAW ||
+	    n > SLOT_MAX || strcmp(v, "null") == 0)
 		return;
 	s = &r->slot[f->slot];
 	switch (f->kind) {
