@@ -90,10 +90,12 @@ is "$(st q0 last_error.type)/$(st q0 consecutive_errors)" "rate_limited/1" \
     "...but the run counts as a rate limit, not a success"
 
 # --- a usage limit with a reset time -------------------------------------
-# A client that hits its limit until $RESET, then succeeds.
+# A client that hits its limit, resetting at $RESET, the first time it
+# runs and until then; after it, it succeeds.
 cat >bin/limited <<'EOF'
 #!/bin/sh
-if [ "$(date +%s)" -lt "$RESET" ]; then
+if [ ! -e "$LOG.first" ] || [ "$(date +%s)" -lt "$RESET" ]; then
+	: >"$LOG.first"
 	printf '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":%s,"rateLimitType":"five_hour"}}\n' "$RESET"
 	printf '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"api_error":"usage_limit_reached","result":"You'"'"'ve hit your 5-hour limit · resets soon","session_id":"s-lim"}\n'
 	exit 1
@@ -103,44 +105,49 @@ printf '{"type":"result","subtype":"success","is_error":false,"result":"done\\n-
 EOF
 chmod +x bin/limited
 export LOG=$SCRATCH/limited.log
-RESET=$(( $(date +%s) + 2 )) cb --agent claude --name lim -- limited \
-    >/dev/null 2>err
+# Far off: refused before it, and said so.
+RESET=$(( $(date +%s) + 3600 ))
+RESET=$RESET cb --agent claude --name lim -- limited >/dev/null 2>err
 is "$?" 120 "usage limit: 120"
 is "$(st lim state)" OPEN "usage limit: OPEN"
-retry=$(st lim retry_at)
-like "$retry" '^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.000Z$' \
-    "retry_at is ISO-8601 ($retry)"
-like "$(st lim open_reason)" '^usage limit until [0-9]{2}:[0-9]{2} UTC$' \
-    "reason: $(st lim open_reason)"
-like "$(cat err)" 'RETRY_AT: .*\(in [0-9.]+m?s\)' "the OPEN block says when"
-RESET=$(( $(date +%s) + 60 )) cb --agent claude --name lim -- limited \
-    >/dev/null 2>err
+retry=$(date -u -d "@$RESET" +%Y-%m-%dT%H:%M:%S.000Z)
+is "$(st lim retry_at)" "$retry" "retry_at is the reset time, ISO-8601"
+is "$(st lim open_reason)" "usage limit until $(date -u -d "@$(( (RESET + 59) / 60 * 60 ))" +%H:%M) UTC" \
+    "reason: usage limit until HH:MM UTC"
+like "$(cat err)" 'RETRY_AT: .*\(in [0-9hms]+\)' "the OPEN block says when"
+RESET=$RESET cb --agent claude --name lim -- limited >/dev/null 2>err
 is "$?" 120 "before the reset time: refused, 120"
 is "$(wc -l <err | tr -d ' ')" 1 "...in one line"
-like "$(cat err)" 'circuit is OPEN: usage limit until .*\(retry in [0-9.]+m?s\); not running' \
+like "$(cat err)" 'circuit is OPEN: usage limit until [0-9:]+ UTC \(retry in [0-9hms]+\); not running' \
     "...saying when it retries"
-RESET=0 cb -q --agent claude --name lim -- limited >/dev/null 2>err
+RESET=$RESET cb -q --agent claude --name lim -- limited >/dev/null 2>err
 is "$?/$(cat err)" "120/" "...silent under -q"
 ok "$(test ! -e "$LOG"; echo $?)" "the command did not run"
 "$CBEXEC" --status --name lim >out; is "$?" 120 "--status: 120"
-like "$(cat out)" "^retry at: +$retry \\(in [0-9.]+m?s\\)$" "--status: retry at ... (in ...)"
+like "$(cat out)" "^retry at: +$retry \\(in [0-9hms]+\\)$" "--status: retry at ... (in ...)"
 is "$("$CBEXEC" --status --json --name lim | perl -MJSON::PP -0777 -ne 'print decode_json($_)->{retry_at}')" \
     "$retry" "--status --json carries retry_at"
-poll_until 5 sh -c "[ \$(date +%s) -ge $(perl -MTime::Local -e '$ARGV[0] =~ /^(\d+)-(\d+)-(\d+)T(\d+):(\d+):(\d+)/; print timegm($6,$5,$4,$3,$2-1,$1)' "$retry") ]"
-RESET=0 cb --agent claude --name lim -- limited >/dev/null 2>err
+# Near: at or after it, a trial without an operator.
+rm -f "$LOG.first"
+RESET=$(( $(date +%s) + 2 ))
+RESET=$RESET cb --agent claude --name trial -- limited >/dev/null 2>&1
+is "$?/$(st trial state)" "120/OPEN" "a usage limit that resets in 2s: OPEN"
+poll_until 10 sh -c "[ \$(date +%s) -gt $RESET ]"
+RESET=$RESET cb --agent claude --name trial -- limited >/dev/null 2>err
 is "$?" 0 "at the reset time: a trial runs without an operator, and succeeds"
-is "$(st lim state)/$(st lim retry_at)" "CLOSED/null" "CLOSED, retry_at null"
+is "$(st trial state)/$(st trial retry_at)" "CLOSED/null" "CLOSED, retry_at null"
 like "$(cat err)" 'OPEN -> HALF_OPEN: Retry time reached' "logged as a trial"
-is "$(st lim session_id)" s-ok "the session of the last run is kept"
+is "$(st trial session_id)" s-ok "the session of the last run is kept"
 
 # --loop sleeps until the reset time when the budget allows, and goes on.
-rm -f "$LOG"
+rm -f "$LOG" "$LOG.first"
 t0=$(date +%s%N)
-RESET=$(( $(date +%s) + 1 )) cb -q --loop --budget 20s --agent claude \
+RESET=$(( $(date +%s) + 2 )) cb -q --loop --budget 20s --agent claude \
     --name loop -- limited >/dev/null 2>&1
 is "$?" 0 "--loop: waits out the usage limit, then COMPLETE ends it"
 is "$(cat "$LOG" 2>/dev/null)" "ran after the reset" "...the second run came after the reset"
 is "$(st loop iteration)" 2 "...in two runs"
+rm -f "$LOG.first"
 RESET=$(( $(date +%s) + 3600 )) cb -q --loop --budget 5s --agent claude \
     --name loop2 -- limited >/dev/null 2>&1
 is "$?" 120 "--loop: a reset past the budget exits 120 at once"

@@ -143,7 +143,7 @@ one(const char *dir, const char *client, const char *name)
 {
 	const struct agent *a = agent_by_name(client);
 	const char *fmt, *want;
-	char scenario[64], d[256], *out, *err, *ex;
+	char scenario[64], d[512], *out, *err, *ex;
 	size_t on = 0, en = 0, xn = 0;
 	struct agent_run *r;
 	struct agent_end e;
@@ -401,7 +401,7 @@ tokenizer(void)
 	agent_run_free(r);
 	/* containers nested past the tracked depth are skipped */
 	n = 64;
-	deep = malloc(4 * n + 128);
+	deep = malloc(16 * n + 256);
 	strcpy(deep, "{\"x\":");
 	for (i = 0; i < n; i++)
 		strcat(deep, "[{\"a\":");

@@ -28,7 +28,7 @@ static struct cb_run
 ok_run(int progress)
 {
 	struct cb_run r = { progress, 0, CB_CLASS_SUCCESS, "", NULL, "", NULL,
-	    0 };
+	    0, 0, 0, 0 };
 
 	return r;
 }
@@ -37,7 +37,8 @@ static struct cb_run
 err_run(enum cb_class cls, const char *type, const char *msg,
     const char *hash, const char *task, int progress)
 {
-	struct cb_run r = { progress, 0, cls, type, msg, hash, task, 1 };
+	struct cb_run r = { progress, 0, cls, type, msg, hash, task, 1, 0, 0,
+	    0 };
 
 	return r;
 }

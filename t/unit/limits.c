@@ -246,6 +246,9 @@ test_rule8(void)
 	limit_run(0, NOW);
 	ok(S.retry_at == NOW + 90, "--cooldown sets the wait");
 	fresh();
+	limit_run(NOW - 30, NOW);
+	ok(S.retry_at == NOW, "a reset time already past: a trial at once");
+	fresh();
 	limit_run(NOW + 3 * 86400, NOW);
 	is_str(S.open_reason, "usage limit until 21:00 UTC on 2026-11-25",
 	    "a reset days away names the date");
