@@ -68,6 +68,10 @@ void status_scanner_feed(struct status_scanner *s, const char *p, size_t n);
 int status_scanner_result(struct status_scanner *s, struct status_report *r);
 void status_scanner_free(struct status_scanner *s);
 
+/* The JSON string body b[0..n) (escapes, no quotes) unescaped in place;
+ * its new length.  A broken escape is kept as it is. */
+size_t json_unescape(char *b, size_t n);
+
 /*
  * Parse the status file's text: KEY: value or KEY=value lines (an optional
  * block marker line is skipped), or one JSON object.  Returns 1 when

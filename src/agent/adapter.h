@@ -19,7 +19,7 @@
 #define SLOT_MAX	4096	/* bytes of a string kept (a message) */
 #define TEXT_MAX	(64 * 1024)	/* of an event's text, its tail */
 #define MSG_LEN		4096
-#define HEAD_MAX	512	/* of a text that went to the scanner */
+#define HEAD_MAX	1024	/* of a text that went to the scanner */
 
 enum slot_kind {
 	K_STR,		/* a string, its first SLOT_MAX bytes */
@@ -88,7 +88,8 @@ struct agent_run {
 					 * when it went to the scanner as it
 					 * came, its head) */
 	size_t tlen;
-	int streamed;			/* the event's text went so */
+	int streamed;			/* the event's text went so (kept
+					 * escaped: 1; unescaped since: 2) */
 	struct status_scanner *sc;	/* the assistant's own text */
 	/* What the run came to, as events and the end said it. */
 	int failed;
@@ -141,6 +142,11 @@ void run_event_delta(struct agent_run *r);
 /* The event's K_TEXT buffer as a string ("" when none). */
 const char *event_text(struct agent_run *r);
 void run_tool(struct agent_run *r, const char *name, int input_slot);
+/* An object at path ended: when it is a block of message.content (the
+ * shape Claude Code and Qwen Code share), a tool_use block goes to the
+ * hook, and the block's slots are cleared for the next. */
+void run_block(struct agent_run *r, const char *path, int block, int tool,
+    int input);
 /* Usage: the event's own (total 0) or the run's totals (total 1). */
 void run_usage(struct agent_run *r, const struct agent_usage *u, int total);
 void usage_unknown(struct agent_usage *u);

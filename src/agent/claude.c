@@ -171,13 +171,7 @@ event(struct agent_run *r)
 static void
 object(struct agent_run *r, const char *path)
 {
-	if (strcmp(path, "message.content") != 0)
-		return;
-	if (is(r, BLOCK, "tool_use"))
-		run_tool(r, sv(r, TOOL), INPUT);
-	slot_clear(r, BLOCK);
-	slot_clear(r, TOOL);
-	slot_clear(r, INPUT);
+	run_block(r, path, BLOCK, TOOL, INPUT);
 }
 
 /* An assistant line says so before its text. */

@@ -188,20 +188,30 @@ close_container(struct jstream *j, char c)
 	return 0;
 }
 
+/* A key starts: it is read straight onto its container's path. */
+static void
+key_start(struct jstream *j)
+{
+	to_base(j, j->depth);
+	if (j->plen > 0 && j->plen < JS_PATH)
+		j->path[j->plen++] = '.';
+	j->kstart = j->plen;
+	j->kcut = 0;
+	j->state = S_KEY;
+	j->esc = 0;
+	j->hi = 0;
+}
+
 /* The key just read names the path of the value that follows. */
 static void
 key_done(struct jstream *j)
 {
-	size_t b = j->base[j->depth], n = j->klen;
-
-	to_base(j, j->depth);
-	if (b > 0 && b < JS_PATH)
-		j->path[j->plen++] = '.';
-	if (j->plen + n > JS_PATH)
-		n = JS_PATH - j->plen;
-	memcpy(j->path + j->plen, j->key, n);
-	set_path(j, j->plen + n);
-	j->phash = js_hash_key(j->phash, j->key, j->klen);
+	j->path[j->plen] = '\0';
+	j->phash = js_hash_key(j->phash, j->path + j->kstart,
+	    j->plen - j->kstart);
+	/* a key cut short must match nothing */
+	if (j->kcut)
+		j->phash = ~j->phash;
 	j->state = S_COLON;
 }
 
@@ -244,14 +254,13 @@ emit(struct jstream *j, const char *p, size_t n)
 	if (n == 0)
 		return;
 	if (j->state == S_KEY) {
-		room = JS_KEY - j->klen;
+		room = JS_PATH - j->plen;
 		if (n > room) {
-			/* a cut key must match nothing */
 			n = room;
-			j->key[0] = '\001';
+			j->kcut = 1;
 		}
-		memcpy(j->key + j->klen, p, n);
-		j->klen += n;
+		memcpy(j->path + j->plen, p, n);
+		j->plen += n;
 		return;
 	}
 	if (j->olen + n > sizeof(j->out)) {
@@ -384,18 +393,20 @@ plain_end(const char *p, const char *end)
 }
 
 /*
- * A string nobody wants (or one copied raw): only where it ends matters,
- * which is the first quote after an even number of backslashes.  So
- * memchr() runs from quote to quote, and escapes cost nothing; j->bs
- * carries the backslashes a piece ended with into the next.  (A raw
- * newline is not looked for here: a line broken inside such a string is
- * found broken a few bytes into the next.)
+ * A string nobody wants (or one copied raw, or wanted as it is written):
+ * only where it ends matters, which is the first quote after an even
+ * number of backslashes.  So memchr() runs from quote to quote, and
+ * escapes cost nothing; j->bs carries the backslashes a piece ended with
+ * into the next.  A JS_ESCAPED string's bytes go to the reader as they
+ * are.  (A raw newline is not looked for here: a line broken inside such
+ * a string is found broken a few bytes into the next.)
  */
 static const char *
 skip_string(struct jstream *j, const char *p, const char *end)
 {
-	const char *q, *b;
+	const char *q, *b, *s = p;
 	size_t k;
+	int give = j->want == JS_ESCAPED && j->ops->chunk != NULL;
 
 	while ((q = memchr(p, '"', (size_t)(end - p))) != NULL) {
 		for (b = q, k = 0; b > p && b[-1] == '\\'; b--)
@@ -404,6 +415,13 @@ skip_string(struct jstream *j, const char *p, const char *end)
 			k += j->bs;
 		j->bs = 0;
 		if (k % 2 == 0) {
+			if (give) {
+				if (q > s)
+					j->ops->chunk(j->arg, j->path, s,
+					    (size_t)(q - s));
+				if (j->ops->string_end != NULL)
+					j->ops->string_end(j->arg, j->path);
+			}
 			after_value(j);
 			return q + 1;
 		}
@@ -412,6 +430,8 @@ skip_string(struct jstream *j, const char *p, const char *end)
 	for (b = end, k = 0; b > p && b[-1] == '\\'; b--)
 		k++;
 	j->bs = b == p ? j->bs + k : k;
+	if (give && end > s)
+		j->ops->chunk(j->arg, j->path, s, (size_t)(end - s));
 	return end;
 }
 
@@ -453,7 +473,6 @@ string_bytes(struct jstream *j, const char *p, const char *end)
 		/* the closing quote */
 		p++;
 		if (j->state == S_KEY) {
-			j->key[j->klen] = '\0';
 			key_done(j);
 			return p;
 		}
@@ -625,12 +644,9 @@ jstream_feed(struct jstream *j, const char *p, size_t n)
 				broken(j);
 			break;
 		case S_KEY_OR_END:
-			if (c == '"') {
-				j->state = S_KEY;
-				j->klen = 0;
-				j->esc = 0;
-				j->hi = 0;
-			} else if (c != '}' || close_container(j, c) == -1)
+			if (c == '"')
+				key_start(j);
+			else if (c != '}' || close_container(j, c) == -1)
 				broken(j);
 			break;
 		case S_COLON:

@@ -17,7 +17,6 @@
 #include <stddef.h>
 
 #define JS_DEPTH	24	/* containers tracked; deeper ones are skipped */
-#define JS_KEY		64	/* bytes of a key kept */
 #define JS_PATH		256	/* bytes of a path kept */
 #define JS_SCALAR	64	/* bytes of a number or literal kept */
 #define JS_RAW_MAX	4096	/* bytes of a raw value kept */
@@ -48,6 +47,8 @@ js_hash_key(unsigned h, const char *k, size_t n)
 enum js_want {
 	JS_SKIP,	/* nothing (a string is skipped without a copy) */
 	JS_CHUNKS,	/* a string's unescaped bytes, in pieces, then its end */
+	JS_ESCAPED,	/* a string's bytes as written (escapes and all, no
+			 * quotes), in pieces, then its end: nothing copied */
 	JS_RAW		/* the value's JSON text as written, up to JS_RAW_MAX */
 };
 
@@ -86,8 +87,8 @@ struct jstream {
 	char path[JS_PATH + 1];
 	size_t plen;
 	unsigned phash;
-	char key[JS_KEY + 1];
-	size_t klen;
+	size_t kstart;			/* where the key being read starts */
+	int kcut;			/* it did not fit */
 	char scalar[JS_SCALAR + 1];
 	size_t slen;
 	enum js_want want;		/* of the string being read */

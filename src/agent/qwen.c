@@ -98,13 +98,7 @@ static const struct agent_rule rules[] = {
 static void
 object(struct agent_run *r, const char *path)
 {
-	if (strcmp(path, "message.content") != 0)
-		return;
-	if (is(r, BLOCK, "tool_use"))
-		run_tool(r, sv(r, TOOL), INPUT);
-	slot_clear(r, BLOCK);
-	slot_clear(r, TOOL);
-	slot_clear(r, INPUT);
+	run_block(r, path, BLOCK, TOOL, INPUT);
 }
 
 /*

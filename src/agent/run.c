@@ -75,8 +75,13 @@ on_want(void *arg, const char *path, unsigned hash, int str)
 		return JS_RAW;
 	if (!str)
 		return JS_SKIP;
-	if (f->kind == K_TEXT)
-		return JS_CHUNKS;
+	if (f->kind == K_TEXT) {
+		/* The answer, by what its event said before it, goes to the
+		 * status scanner as it is written: the scanner reads blocks
+		 * inside JSON strings, and nothing is unescaped or copied. */
+		r->streamed = r->a->answer != NULL && r->a->answer(r);
+		return r->streamed ? JS_ESCAPED : JS_CHUNKS;
+	}
 	r->slot[f->slot].len = 0;
 	r->slot[f->slot].cut = 0;
 	return JS_CHUNKS;
@@ -111,11 +116,10 @@ on_chunk(void *arg, const char *path, const char *p, size_t n)
 	if (r->cur == NULL)
 		return;
 	if (r->cur->kind == K_TEXT) {
-		if (r->a->answer != NULL && (r->streamed || r->a->answer(r))) {
-			/* the answer, as it comes: only its head is kept, for
-			 * an error that comes as one */
+		if (r->streamed) {
+			/* only its head is kept (escaped), for an error that
+			 * comes as an answer */
 			status_scanner_feed(r->sc, p, n);
-			r->streamed = 1;
 			if (r->tlen < HEAD_MAX)
 				text_add(r, p, n < HEAD_MAX - r->tlen ? n :
 				    HEAD_MAX - r->tlen);
@@ -496,6 +500,11 @@ run_text(struct agent_run *r, const char *p, size_t n)
 const char *
 event_text(struct agent_run *r)
 {
+	/* a head kept as written is unescaped once, when first asked for */
+	if (r->streamed == 1) {
+		r->tlen = json_unescape(r->text, r->tlen);
+		r->streamed = 2;
+	}
 	r->text[r->tlen] = '\0';
 	return r->text;
 }
@@ -524,6 +533,19 @@ run_tool(struct agent_run *r, const char *name, int input_slot)
 	if (r->hooks.tool_call != NULL && name != NULL)
 		r->hooks.tool_call(r->hooks.arg, name, in != NULL ? in : "",
 		    in != NULL ? r->slot[input_slot].len : 0);
+}
+
+void
+run_block(struct agent_run *r, const char *path, int block, int tool,
+    int input)
+{
+	if (strcmp(path, "message.content") != 0)
+		return;
+	if (is(r, block, "tool_use"))
+		run_tool(r, sv(r, tool), input);
+	slot_clear(r, block);
+	slot_clear(r, tool);
+	slot_clear(r, input);
 }
 
 void

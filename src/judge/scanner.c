@@ -133,7 +133,7 @@ put_utf8(char *o, long c)
 }
 
 /* In place: every escape is at least as long as what it stands for. */
-static size_t
+size_t
 json_unescape(char *b, size_t n)
 {
 	size_t i, o = 0;
