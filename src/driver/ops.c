@@ -18,8 +18,8 @@
  * --status --all reads every NAME.json of the state directory (not the
  * hidden temp files of a save, FILE.lock or FILE.corrupt-*), without
  * locks, and lists them by name; one that cannot be read is a row saying
- * why.  Members this cbexec does not keep (retry_at, from a usage limit)
- * are read from the file's JSON as they are.
+ * why.  The retry time (retry_at, while a usage limit holds a circuit
+ * OPEN) is read from the file's JSON as it is.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -11,7 +11,9 @@
  * Layout: byte 0 the act (low 2 bits: run, reset, trip, skip; bit 2:
  * saturate the counters first), byte 1 the run (low 3 bits the class, bit
  * 3 progress, bit 4 ignored, bit 5 a task, bit 6 the same fingerprint as
- * the state's), byte 2 the history size (0 = 1), then the state's bytes.
+ * the state's, bit 7 a provider's usage limit, its reset an hour off or,
+ * with bit 3, none given), byte 2 the history size (0 = 1), then the
+ * state's bytes.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -69,6 +71,15 @@ apply(struct cb_state *s, uint8_t act, uint8_t how, uint8_t hist)
 		    (how & 64) && s->last_error_hash != NULL ?
 		    s->last_error_hash : hash;
 		run.exit_code = run.cls == CB_CLASS_SUCCESS ? 0 : 1;
+		if (how & 128) {
+			run.cls = CB_CLASS_TRANSIENT;
+			run.type = "usage_limit";
+			run.message = "You've hit your limit";
+			run.hash = hash;
+			run.exit_code = 1;
+			run.usage_limit = 1;
+			run.retry_at = (how & 8) ? 0 : 1795003600;
+		}
 		breaker_admit(s, &l, 1795000000, &res);
 		breaker_record(s, &l, &run, 1795000001, &res);
 		break;
