@@ -30,7 +30,7 @@ enum slot_kind {
 };
 
 struct field {
-	const char *path;	/* "message.content.type" */
+	const char *path;	/* "message.content.type" (keys with no dot) */
 	int slot;
 	enum slot_kind kind;
 };

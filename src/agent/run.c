@@ -10,10 +10,14 @@
  * adapter wants is passed over by the tokenizer without a copy.  The
  * status scanner here sees only what an adapter hands it (answers, not
  * prompts or tool output), which is what makes a structured format's
- * status block the assistant's own; Gemini's answer arrives in deltas
- * split anywhere, and the scanner, fed the deltas in order, sees the
- * block whole.  Everything a run keeps is fixed in size: the slots, a
- * 64 KiB tail of one event's text, the scanner's 64 KiB block.
+ * status block the assistant's own.  An answer whose event says so before
+ * it goes to the scanner as it is written, escapes and all (the scanner
+ * reads a block inside a JSON string); Gemini's arrives in deltas split
+ * anywhere, and the scanner, fed the deltas in order, sees the block
+ * whole.  Other text (a result, which says what it is only after it) is
+ * unescaped and kept, its last 64 KiB, until its event ends.  Everything
+ * a run keeps is fixed in size: the slots, that tail, the scanner's
+ * 64 KiB block.
  */
 #include <stdio.h>
 #include <stdlib.h>
