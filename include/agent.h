@@ -35,6 +35,8 @@ const struct agent *agent_detect(char *const *argv);
 
 /*
  * What a client reported it used.  -1 (a cost below 0) is "not said".
+ * input_tokens are those not read from the cache, whichever way the
+ * client counts them (OpenAI's and Google's input includes the cached).
  */
 struct agent_usage {
 	long input_tokens, output_tokens;
@@ -42,6 +44,9 @@ struct agent_usage {
 	double cost_usd;
 	long turns;
 };
+
+/* All the tokens of u, cached or not; -1 when it gives none. */
+long agent_tokens(const struct agent_usage *u);
 
 /*
  * Hook points, called as the run's output is read, for what watches a run
@@ -51,15 +56,48 @@ struct agent_usage {
 struct agent_hooks {
 	/* An event arrived: a JSON event, or a piece of a text line. */
 	void (*event)(void *arg);
-	/* Usage one event reported (total 0: that event's own figures, as
-	 * the client gives them), or the run's totals from its result
-	 * (total 1). */
+	/* The run's running totals after an event that reported usage
+	 * (total 1: the result's, the run's last word). */
 	void (*usage)(void *arg, const struct agent_usage *u, int total);
 	/* A tool call: its name and its input as JSON text (cut at 4 KiB). */
 	void (*tool_call)(void *arg, const char *name, const char *input,
 	    size_t input_len);
 	void *arg;
 };
+
+/*
+ * Watching a run live (watch.c, pure): the per-run spend caps against the
+ * running totals, and the same tool call over and over.
+ */
+struct agent_caps {
+	double max_cost;	/* USD; 0: none */
+	long max_tokens;	/* all tokens, cached or not; 0: none */
+	long max_turns;		/* 0: none */
+	int max_repeat_calls;	/* the same call this many times in a row;
+				 * 0: off */
+};
+
+enum agent_stop { AGENT_GO, AGENT_MAX_COST, AGENT_MAX_TOKENS,
+	AGENT_MAX_TURNS, AGENT_LOOP };
+
+struct agent_watch {
+	struct agent_caps caps;
+	enum agent_stop stop;	/* the first reason to stop, once found */
+	char msg[512];		/* which, in words (the run's message) */
+	char call[DIGEST_HEX_LEN + 1];	/* the last tool call's fingerprint */
+	int repeats;		/* how many times in a row it came */
+};
+
+void agent_watch_init(struct agent_watch *w, const struct agent_caps *caps);
+/* The running totals u: AGENT_GO, or the cap u crossed (once). */
+enum agent_stop agent_watch_usage(struct agent_watch *w,
+    const struct agent_usage *u);
+/* A tool call (its name, its input as JSON text): AGENT_GO, or AGENT_LOOP
+ * when it is the same call max_repeat_calls times in a row (once). */
+enum agent_stop agent_watch_call(struct agent_watch *w, const char *name,
+    const char *input, size_t n);
+/* "max_cost", "max_tokens", "max_turns", "loop"; "" for AGENT_GO. */
+const char *agent_stop_type(enum agent_stop s);
 
 struct agent_run;	/* one run's reading */
 

@@ -19,6 +19,7 @@ enum cb_class {
 	CB_CLASS_TRANSIENT,
 	CB_CLASS_TIMEOUT,
 	CB_CLASS_FATAL,
+	CB_CLASS_BUDGET,	/* a per-run spend cap stopped it (SPEC §9) */
 	CB_CLASS_COUNT
 };
 
@@ -44,7 +45,8 @@ enum cb_outcome {
 	OUT_SIGNAL,	/* "SIGNAL": killed by a signal cbexec did not send */
 	OUT_NOEXEC,	/* "NOEXEC": 126 from cbexec's exec */
 	OUT_NOTFOUND,	/* "NOTFOUND": 127 from cbexec's exec */
-	OUT_SKIP	/* "SKIP": operator chose Skip */
+	OUT_SKIP,	/* "SKIP": operator chose Skip */
+	OUT_BUDGET	/* "BUDGET": a per-run spend cap stopped the run */
 };
 
 enum cb_event_kind { EV_STATE_CHANGE, EV_PROGRESS, EV_ERROR, EV_RESET, EV_SKIP };

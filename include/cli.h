@@ -64,6 +64,14 @@ struct options {
 	int no_capture_stdout, keep_orphans;
 	int exit_open, exit_stuck, exit_abort, exit_busy;
 	char *agent;			/* --agent NAME or "none"; NULL: detect */
+	/* spend caps (SPEC §9), 0: none: per run, and per circuit over a
+	 * rolling window of *_span seconds */
+	double max_cost, max_cost_window, max_cost_span;
+	long max_tokens, max_tokens_window;
+	double max_tokens_span;
+	long max_turns;
+	int max_repeat_calls;		/* 0: off */
+	double idle_timeout;		/* 0: none */
 	/* from the config file */
 	struct phase_def *phases;	/* custom phases */
 	size_t n_phases;

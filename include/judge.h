@@ -260,6 +260,15 @@ struct run_facts {
 	/* A known agent (§9): stdout is classified too, and its structured
 	 * outcome comes first.  NULL for any other command. */
 	const struct agent_verdict *agent;
+	/* cbexec stopped the run for a reason of its own: --idle-timeout
+	 * (class timeout, type "idle"), a per-run spend cap (class budget)
+	 * or a loop of tool calls (recoverable, "loop"); the message names
+	 * it.  stop_type NULL: none.  A spend cap or a loop decides the class
+	 * whatever else the run did; silence is a timeout unless a client
+	 * was retrying a provider error then. */
+	const char *stop_type;
+	enum cb_class stop_cls;
+	const char *stop_message;
 };
 
 /*

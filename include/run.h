@@ -27,6 +27,7 @@ struct sup_cfg {
 	/* Called with each chunk of stdout as it passes; may be NULL. */
 	void (*tap)(void *arg, const char *p, size_t n);
 	void *tap_arg;
+	double idle_timeout;	/* stop a run silent this long; 0: none */
 };
 
 struct sup_result {
@@ -36,6 +37,8 @@ struct sup_result {
 	int signalled_by_us;
 	int timed_out;		/* --timeout or the budget stopped it */
 	int budget_expired;
+	int idle;		/* --idle-timeout stopped it */
+	int stopped;		/* sup_stop()'s why stopped it, 0: it did not */
 	double duration;
 	struct ring out, err;	/* the tails */
 };
@@ -56,6 +59,13 @@ void sup_done(void);
  */
 int sup_run(const struct sup_cfg *cfg, struct sup_result *res);
 void sup_result_free(struct sup_result *res);
+
+/*
+ * From a tap, while sup_run() runs: stop the run as a time limit does
+ * (--signal, then SIGKILL after --kill-after), for a reason of the
+ * caller's (why > 0, kept in the result's stopped; the first one stays).
+ */
+void sup_stop(int why);
 
 /*
  * Sleep seconds, woken early by the budget (deadline, 0 = none) or an

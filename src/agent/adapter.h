@@ -102,7 +102,11 @@ struct agent_run {
 	char retry_msg[MSG_LEN];
 	struct retry_hint hint;
 	char session[256];
-	struct agent_usage usage;
+	struct agent_usage usage;	/* running totals (usage_live) */
+	struct agent_usage done, step;	/* the steps before, the current */
+	struct agent_usage final;	/* what the result says, -1: not */
+	char step_id[128];		/* the current step's id */
+	long steps;
 	const struct rule *rules;	/* compiled from a->rules */
 	size_t n_rules;
 	const short *index;		/* of a->fields by path */
@@ -147,8 +151,17 @@ void run_tool(struct agent_run *r, const char *name, int input_slot);
  * hook, and the block's slots are cleared for the next. */
 void run_block(struct agent_run *r, const char *path, int block, int tool,
     int input);
-/* Usage: the event's own (total 0) or the run's totals (total 1). */
-void run_usage(struct agent_run *r, const struct agent_usage *u, int total);
+/*
+ * Usage as the client reports it, in struct agent_usage's terms (input
+ * tokens without the cached ones).  A step's own (an API call: a message,
+ * a step_finish), id naming it (NULL: a step of its own): a later report
+ * of the same id replaces the earlier one, and each new id is a turn.
+ * Or the run's totals from its result: every figure it gives replaces
+ * the running one.  The running totals go to the usage hook.
+ */
+void run_step_usage(struct agent_run *r, const char *id,
+    const struct agent_usage *u);
+void run_total_usage(struct agent_run *r, const struct agent_usage *u);
 void usage_unknown(struct agent_usage *u);
 /* "[API Error: 401 ...]" in s: the run failed with that message; the
  * HTTP status when one leads it.  1 when found. */

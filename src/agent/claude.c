@@ -22,7 +22,7 @@
 enum {
 	TYPE, SUBTYPE, IS_ERROR, STATUS, API_ERROR, ERROR, SESSION, TURNS,
 	COST, IN, OUT, CREAD, CWRITE, RL_STATUS, RL_RESETS, DELAY, ERR_STATUS,
-	ATTEMPT, MAX_RETRIES, BLOCK, TOOL, INPUT, SYNTHETIC
+	ATTEMPT, MAX_RETRIES, BLOCK, TOOL, INPUT, SYNTHETIC, MSG_ID
 };
 
 static const struct field fields[] = {
@@ -55,6 +55,7 @@ static const struct field fields[] = {
 	{ "message.content.name", TOOL, K_STR },
 	{ "message.content.input", INPUT, K_RAW },
 	{ "is_api_error_message", SYNTHETIC, K_BOOL },
+	{ "message.id", MSG_ID, K_STR },
 };
 
 /* The transient type of an api_retry line, or NULL. */
@@ -90,8 +91,13 @@ usage(struct agent_run *r, int total)
 		u.cost_usd = sn(r, COST, -1);
 		u.turns = (long)sn(r, TURNS, -1);
 	}
-	if (u.input_tokens >= 0 || u.output_tokens >= 0 || u.cost_usd >= 0)
-		run_usage(r, &u, total);
+	if (u.input_tokens < 0 && u.output_tokens < 0 && u.cost_usd < 0)
+		return;
+	if (total)
+		run_total_usage(r, &u);
+	else
+		/* each content block of a message repeats its usage */
+		run_step_usage(r, sv(r, MSG_ID), &u);
 }
 
 static void

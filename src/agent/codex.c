@@ -67,7 +67,12 @@ event(struct agent_run *r)
 		u.input_tokens = (long)sn(r, IN, -1);
 		u.output_tokens = (long)sn(r, OUT, -1);
 		u.cache_read_tokens = (long)sn(r, CACHED, -1);
-		run_usage(r, &u, 1);
+		/* its input counts the cached tokens too */
+		if (u.input_tokens >= 0 && u.cache_read_tokens > 0)
+			u.input_tokens = u.input_tokens > u.cache_read_tokens ?
+			    u.input_tokens - u.cache_read_tokens : 0;
+		/* the usage of this turn, the run's whole when it is one */
+		run_step_usage(r, NULL, &u);
 	} else if (strncmp(type, "item.", 5) == 0) {
 		run_progress(r);
 		if (strcmp(type, "item.completed") == 0 &&

@@ -106,7 +106,11 @@ event(struct agent_run *r)
 		u.input_tokens = (long)sn(r, IN, -1);
 		u.output_tokens = (long)sn(r, OUT, -1);
 		u.cache_read_tokens = (long)sn(r, CACHED, -1);
-		run_usage(r, &u, 1);
+		/* its input_tokens count the cached ones too */
+		if (u.input_tokens >= 0 && u.cache_read_tokens > 0)
+			u.input_tokens = u.input_tokens > u.cache_read_tokens ?
+			    u.input_tokens - u.cache_read_tokens : 0;
+		run_total_usage(r, &u);
 	} else if (strcmp(type, "init") != 0)
 		return 0;
 	return 1;

@@ -58,16 +58,7 @@ step(struct agent_run *r)
 	u.cache_read_tokens = (long)sn(r, CREAD, -1);
 	u.cache_write_tokens = (long)sn(r, CWRITE, -1);
 	u.cost_usd = sn(r, COST, -1);
-	run_usage(r, &u, 0);
-	r->usage.turns = (r->usage.turns > 0 ? r->usage.turns : 0) + 1;
-#define ADD(f) if (u.f >= 0) \
-	r->usage.f = (r->usage.f > 0 ? r->usage.f : 0) + u.f
-	ADD(input_tokens);
-	ADD(output_tokens);
-	ADD(cache_read_tokens);
-	ADD(cache_write_tokens);
-	ADD(cost_usd);
-#undef ADD
+	run_step_usage(r, NULL, &u);
 }
 
 static int

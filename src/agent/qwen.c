@@ -16,7 +16,7 @@
 #include "adapter.h"
 
 enum { TYPE, SUBTYPE, IS_ERROR, SESSION, ERROR_MSG, TURNS, IN, OUT, CREAD,
-	BLOCK, TOOL, INPUT };
+	BLOCK, TOOL, INPUT, MSG_ID };
 
 static const struct field fields[] = {
 	{ "type", TYPE, K_STR },
@@ -36,6 +36,7 @@ static const struct field fields[] = {
 	{ "message.content.type", BLOCK, K_STR },
 	{ "message.content.name", TOOL, K_STR },
 	{ "message.content.input", INPUT, K_RAW },
+	{ "message.id", MSG_ID, K_STR },
 };
 
 static void
@@ -47,10 +48,17 @@ usage(struct agent_run *r, int total)
 	u.input_tokens = (long)sn(r, IN, -1);
 	u.output_tokens = (long)sn(r, OUT, -1);
 	u.cache_read_tokens = (long)sn(r, CREAD, -1);
-	if (total)
+	/* its input counts the cached tokens too, as OpenAI's does */
+	if (u.input_tokens >= 0 && u.cache_read_tokens > 0)
+		u.input_tokens = u.input_tokens > u.cache_read_tokens ?
+		    u.input_tokens - u.cache_read_tokens : 0;
+	if (u.input_tokens < 0 && u.output_tokens < 0)
+		return;
+	if (total) {
 		u.turns = (long)sn(r, TURNS, -1);
-	if (u.input_tokens >= 0 || u.output_tokens >= 0)
-		run_usage(r, &u, total);
+		run_total_usage(r, &u);
+	} else
+		run_step_usage(r, sv(r, MSG_ID), &u);
 }
 
 static int

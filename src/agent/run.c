@@ -326,6 +326,9 @@ agent_run_new(const struct agent *a, const struct agent_hooks *hooks)
 	if (hooks != NULL)
 		r->hooks = *hooks;
 	usage_unknown(&r->usage);
+	usage_unknown(&r->done);
+	usage_unknown(&r->step);
+	usage_unknown(&r->final);
 	if ((r->text = malloc(TEXT_MAX + 1)) == NULL ||
 	    (r->sc = status_scanner_new()) == NULL || compile_rules(r) == -1) {
 		agent_run_free(r);
@@ -561,13 +564,78 @@ usage_unknown(struct agent_usage *u)
 	u->turns = -1;
 }
 
-void
-run_usage(struct agent_run *r, const struct agent_usage *u, int total)
+/* a += b, figure by figure; a figure b does not give leaves a's. */
+static void
+usage_add(struct agent_usage *a, const struct agent_usage *b)
 {
-	if (total)
-		r->usage = *u;
+#define ADD(f) if (b->f >= 0) a->f = (a->f > 0 ? a->f : 0) + b->f
+	ADD(input_tokens);
+	ADD(output_tokens);
+	ADD(cache_read_tokens);
+	ADD(cache_write_tokens);
+	ADD(cost_usd);
+	ADD(turns);
+#undef ADD
+}
+
+/* The running totals: the steps before the current one, plus it. */
+static void
+usage_live(struct agent_run *r, int total)
+{
+	r->usage = r->done;
+	usage_add(&r->usage, &r->step);
+	if (r->steps > 0 && r->usage.turns < r->steps)
+		r->usage.turns = r->steps;
+	if (r->final.turns >= 0)
+		r->usage.turns = r->final.turns;
+#define SET(f) if (r->final.f >= 0) r->usage.f = r->final.f
+	SET(input_tokens);
+	SET(output_tokens);
+	SET(cache_read_tokens);
+	SET(cache_write_tokens);
+	SET(cost_usd);
+#undef SET
 	if (r->hooks.usage != NULL)
-		r->hooks.usage(r->hooks.arg, u, total);
+		r->hooks.usage(r->hooks.arg, &r->usage, total);
+}
+
+void
+run_step_usage(struct agent_run *r, const char *id, const struct agent_usage *u)
+{
+	/* A step already counted (Claude Code repeats a message's usage on
+	 * each of its content blocks) is replaced, not added again. */
+	if (id == NULL || strcmp(id, r->step_id) != 0) {
+		usage_add(&r->done, &r->step);
+		r->steps++;
+		snprintf(r->step_id, sizeof(r->step_id), "%s",
+		    id != NULL ? id : "");
+	}
+	r->step = *u;
+	r->step.turns = -1;
+	usage_live(r, 0);
+}
+
+void
+run_total_usage(struct agent_run *r, const struct agent_usage *u)
+{
+	r->final = *u;
+	usage_live(r, 1);
+}
+
+long
+agent_tokens(const struct agent_usage *u)
+{
+	long n = -1;
+
+	if (u->input_tokens >= 0)
+		n = u->input_tokens;
+	if (u->output_tokens >= 0)
+		n = (n > 0 ? n : 0) + u->output_tokens;
+	if (u->cache_read_tokens >= 0)
+		n = (n > 0 ? n : 0) + u->cache_read_tokens;
+	if (u->cache_write_tokens >= 0)
+		n = (n > 0 ? n : 0) + u->cache_write_tokens;
+	return n;
 }
 
 int

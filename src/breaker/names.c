@@ -15,13 +15,14 @@
 static const char *const circuit_names[] = { "CLOSED", "HALF_OPEN", "OPEN" };
 static const char *const outcome_names[] = {
 	"OK", "OPEN", "STUCK", "ABORT", "BUSY", "TIMEOUT", "ERROR", "EXIT",
-	"SIGNAL", "NOEXEC", "NOTFOUND", "SKIP"
+	"SIGNAL", "NOEXEC", "NOTFOUND", "SKIP", "BUDGET"
 };
 static const char *const event_names[] = {
 	"state_change", "progress", "error", "reset", "skip"
 };
 static const char *const class_names[] = {
-	"success", "recoverable", "transient", "timeout", "fatal"
+	"success", "recoverable", "transient", "timeout", "fatal",
+	"budget"
 };
 static const char *const skip_kind_names[] = { "phase", "task" };
 

@@ -31,7 +31,8 @@ enum opt_id {
 	O_WATCH, O_EXCLUDE, O_CAPTURE_BYTES, O_NO_CAPTURE_STDOUT,
 	O_KEEP_ORPHANS, O_EXIT_CODES, O_SKIP, O_UNSKIP, O_RECORD, O_EXIT,
 	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_CREATE, O_ALL, O_ALLOW_CONFIG,
-	O_AGENT, O_COUNT
+	O_AGENT, O_IDLE_TIMEOUT, O_MAX_COST, O_MAX_TOKENS, O_MAX_TURNS,
+	O_MAX_REPEAT_CALLS, O_COUNT
 };
 /* o->origin has a slot per option; a table that outgrows it fails to
  * compile rather than writing past it. */
@@ -114,6 +115,11 @@ static const struct opt opts[] = {
 	{ "all", no_argument, 0, O_ALL },
 	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG },
 	{ "agent", required_argument, 0, O_AGENT },
+	{ "idle-timeout", required_argument, 0, O_IDLE_TIMEOUT },
+	{ "max-cost", required_argument, 0, O_MAX_COST },
+	{ "max-tokens", required_argument, 0, O_MAX_TOKENS },
+	{ "max-turns", required_argument, 0, O_MAX_TURNS },
+	{ "max-repeat-calls", required_argument, 0, O_MAX_REPEAT_CALLS },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -186,6 +192,83 @@ set_count(int *dst, long min, const struct opt *op, const char *v, char *err,
 		    "(a whole number, at least %ld)", v, op->name, min);
 	*dst = (int)n;
 	return 0;
+}
+
+/* An amount: N, N.N or .N, at most max (no sign, exponent or hex). */
+static int
+parse_amount(const char *s, int whole, double max, double *out)
+{
+	size_t n = strspn(s, "0123456789"), frac = 0;
+	char *end;
+
+	if (s[n] == '.' && !whole)
+		frac = strspn(s + n + 1, "0123456789") + 1;
+	if (n + frac == 0 || (n == 0 && frac == 1) || s[n + frac] != '\0')
+		return -1;
+	*out = strtod(s, &end);
+	return *end == '\0' && *out <= max ? 0 : -1;
+}
+
+/*
+ * --max-cost USD[/DURATION][,...], --max-tokens N[/DURATION][,...],
+ * --max-turns N: a cap for one run, and with /DURATION one for the
+ * circuit over that rolling window; a list gives both.
+ */
+static int
+set_caps(struct options *o, const struct opt *op, const char *v,
+    char *err, size_t len)
+{
+	char *buf, *tok, *save, *slash;
+	int whole = op->id != O_MAX_COST, rc = -1, dr;
+	double amount, span;
+
+	if (!list_well_formed(v) || (buf = strdup(v)) == NULL)
+		goto bad;
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		span = 0;
+		if ((slash = strchr(tok, '/')) != NULL) {
+			*slash++ = '\0';
+			if (op->id == O_MAX_TURNS)
+				goto out_bad;
+			if ((dr = duration_parse(slash, &span)) != 0) {
+				rc = duration_error(dr, slash, op->name, err,
+				    len);
+				goto out;
+			}
+			if (span == 0)
+				goto out_bad;
+		}
+		if (parse_amount(tok, whole, whole ? (double)CB_LONG_MAX :
+		    1e12, &amount) == -1)
+			goto out_bad;
+		if (op->id == O_MAX_COST && span > 0) {
+			o->max_cost_window = amount;
+			o->max_cost_span = span;
+		} else if (op->id == O_MAX_COST)
+			o->max_cost = amount;
+		else if (op->id == O_MAX_TOKENS && span > 0) {
+			o->max_tokens_window = (long)amount;
+			o->max_tokens_span = span;
+		} else if (op->id == O_MAX_TOKENS)
+			o->max_tokens = (long)amount;
+		else
+			o->max_turns = (long)amount;
+	}
+	rc = 0;
+	goto out;
+out_bad:
+	free(buf);
+bad:
+	return errf(err, len, "invalid value '%s' for --%s (%s%s; 0 for "
+	    "none)", v, op->name, whole ? "a whole number" : "USD, as 5 or "
+	    "0.50", op->id == O_MAX_TURNS ? "" : op->id == O_MAX_COST ?
+	    ", or USD/DURATION for a rolling window of the circuit, as "
+	    "20/24h" : ", or N/DURATION for a rolling window of the "
+	    "circuit, as 500000/1h");
+out:
+	free(buf);
+	return rc;
 }
 
 /* Free text that ends up in the state file, which is always UTF-8. */
@@ -444,6 +527,14 @@ set_option(struct options *o, const struct opt *op, const char *v,
 			return errf(err, len, "unknown agent '%s' for --agent "
 			    "(%s or none)", v, agent_names());
 		return replace_str(&o->agent, v);
+	case O_IDLE_TIMEOUT:
+		return set_duration(&o->idle_timeout, op, v, err, len);
+	case O_MAX_COST:
+	case O_MAX_TOKENS:
+	case O_MAX_TURNS:
+		return set_caps(o, op, v, err, len);
+	case O_MAX_REPEAT_CALLS:
+		return set_count(&o->max_repeat_calls, 0, op, v, err, len);
 	case O_COUNT:
 		break;
 	}

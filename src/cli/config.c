@@ -257,7 +257,8 @@ load_rule(struct rule *r, const cJSON *def, int i, const char *path,
 		else if (strcmp(k->string, "class") == 0 &&
 		    cJSON_IsString(k)) {
 			if (class_from_name(k->valuestring, &cls) == -1 ||
-			    cls == CB_CLASS_SUCCESS || cls == CB_CLASS_TIMEOUT) {
+			    cls == CB_CLASS_SUCCESS || cls == CB_CLASS_TIMEOUT ||
+			    cls == CB_CLASS_BUDGET) {
 				errf(err, len, "%s: rules[%d].class: '%s' is "
 				    "not recoverable, transient or fatal", path,
 				    i, k->valuestring);

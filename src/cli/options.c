@@ -34,6 +34,7 @@ options_init(struct options *o)
 	o->exit_busy = 123;
 	o->record_progress = -1;
 	o->exit_code = -1;
+	o->max_repeat_calls = 5;
 	breaker_default_limits(&o->limits);
 	/* 0 = "not set": cli_finish() fills phase or built-in values. */
 	o->limits.no_progress = 0;

@@ -293,6 +293,13 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	*failed = !success && !run.ignored;
 	v->s.outcome = res.outcome != OUT_OK ? res.outcome :
 	    run_outcome(r, fatal);
+	/* A per-run spend cap is a limit of cbexec's, also when the figure
+	 * came only with the result, after the command had exited. */
+	if (d->c.cls == CB_CLASS_BUDGET) {
+		*code = CB_EXIT_TIMEOUT;
+		if (res.outcome == OUT_OK)
+			v->s.outcome = OUT_BUDGET;
+	}
 	if (sup_aborted())
 		v->s.outcome = OUT_ABORT;
 	if (save(v) == -1)
@@ -328,6 +335,9 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 		    CB_EXIT_OPEN : res.outcome == OUT_STUCK ? CB_EXIT_STUCK :
 		    r->exec_errno != 0 ? *code : CB_EXIT_ABORT);
 	if (r->budget_expired)
+		return CB_EXIT_TIMEOUT;
+	/* a run over its spend cap: the next would be too */
+	if (d->c.cls == CB_CLASS_BUDGET)
 		return CB_EXIT_TIMEOUT;
 	if (fatal)
 		return *code;

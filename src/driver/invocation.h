@@ -45,6 +45,14 @@ struct run_done {
 	char *session;			/* the agent's session id, UTF-8 */
 	double retry_at;		/* a usage limit's reset time, 0: none */
 	double retry_after;		/* a transient error's wait, 0: none */
+	/* cbexec stopped it for a reason of its own (SPEC §9): the type
+	 * ("idle", "max_cost", ..., "loop"; NULL: none), its class and
+	 * message */
+	const char *stop_type;
+	enum cb_class stop_cls;
+	char stop_msg[512];
+	struct agent_usage usage;	/* what the agent said it used */
+	int have_usage;			/* a known agent ran */
 };
 
 /*

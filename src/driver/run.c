@@ -184,11 +184,61 @@ read_status_file(const char *path, struct status_report *r,
 }
 
 /* The run's stdout, as it passes, goes to the status block scanner and
- * to the agent's adapter. */
+ * to the agent's adapter, whose hooks feed the watch over the run. */
 struct readers {
 	struct status_scanner *sc;
 	struct agent_run *ar;
+	struct agent_watch w;
 };
+
+/* A per-run cap crossed, or the same tool call over and over: the run is
+ * stopped as a timeout stops it. */
+static void
+watch_usage(void *arg, const struct agent_usage *u, int total)
+{
+	struct readers *rd = arg;
+	enum agent_stop st = agent_watch_usage(&rd->w, u);
+
+	if (st != AGENT_GO)
+		sup_stop(st);
+}
+
+static void
+watch_call(void *arg, const char *name, const char *input, size_t n)
+{
+	struct readers *rd = arg;
+	enum agent_stop st = agent_watch_call(&rd->w, name, input, n);
+
+	if (st != AGENT_GO)
+		sup_stop(st);
+}
+
+/* Why cbexec stopped the run, if it did: silence, a cap or a loop (one
+ * seen only in the result, after the command exited, counts as well). */
+static void
+stop_reason(const struct options *o, struct readers *rd,
+    const struct agent_result *res, struct run_done *d)
+{
+	char dur[24];
+
+	if (rd->ar != NULL) {
+		d->usage = res->usage;
+		d->have_usage = 1;
+		agent_watch_usage(&rd->w, &res->usage);
+	}
+	if (rd->ar != NULL && rd->w.stop != AGENT_GO) {
+		d->stop_type = agent_stop_type(rd->w.stop);
+		d->stop_cls = rd->w.stop == AGENT_LOOP ? CB_CLASS_RECOVERABLE :
+		    CB_CLASS_BUDGET;
+		snprintf(d->stop_msg, sizeof(d->stop_msg), "%s", rd->w.msg);
+	} else if (d->r.idle) {
+		d->stop_type = "idle";
+		d->stop_cls = CB_CLASS_TIMEOUT;
+		snprintf(d->stop_msg, sizeof(d->stop_msg), "no output for %s "
+		    "(--idle-timeout)", duration_format(o->idle_timeout, dur,
+		    sizeof(dur)));
+	}
+}
 
 static void
 scan_stdout(void *arg, const char *p, size_t n)
@@ -267,6 +317,8 @@ run_once(struct inv *v, struct run_done *d)
 	struct agent_run *ar = NULL;
 	struct agent_result res;
 	struct readers rd;
+	struct agent_caps caps;
+	struct agent_hooks hooks;
 	const char *sfile = v->status_file;
 	char err[512];
 	int ret = -1;
@@ -288,7 +340,18 @@ run_once(struct inv *v, struct run_done *d)
 		goto oom;
 	if (!o->no_capture_stdout && (sc = status_scanner_new()) == NULL)
 		goto oom;
-	if (v->agent != NULL && (ar = agent_run_new(v->agent, NULL)) == NULL)
+	memset(&rd, 0, sizeof(rd));
+	caps.max_cost = o->max_cost;
+	caps.max_tokens = o->max_tokens;
+	caps.max_turns = o->max_turns;
+	caps.max_repeat_calls = o->max_repeat_calls;
+	agent_watch_init(&rd.w, &caps);
+	hooks.event = NULL;
+	hooks.usage = watch_usage;
+	hooks.tool_call = watch_call;
+	hooks.arg = &rd;
+	if (v->agent != NULL && (ar = agent_run_new(v->agent, &hooks)) ==
+	    NULL)
 		goto oom;
 	warn_prints(v, take_prints(&v->px, &d->before, NULL));
 	/* Interrupted while git looked: no run is started. */
@@ -305,6 +368,7 @@ run_once(struct inv *v, struct run_done *d)
 	cfg.capture_bytes = o->capture_bytes;
 	cfg.capture_stdout = !o->no_capture_stdout;
 	cfg.keep_orphans = o->keep_orphans;
+	cfg.idle_timeout = o->idle_timeout;
 	rd.sc = sc;
 	rd.ar = ar;
 	if (sc != NULL) {
@@ -320,6 +384,7 @@ run_once(struct inv *v, struct run_done *d)
 	d->have_result = 1;
 	if (ar != NULL && agent_end(ar, &d->r, &res) == -1)
 		goto oom;
+	stop_reason(o, &rd, &res, d);
 
 	read_status_file(sfile, &d->st, &v->rep);
 	if (!d->st.present && ar != NULL && res.status_own) {
@@ -384,6 +449,9 @@ run_judge(const struct options *o, struct run_done *d, int with_stdout,
 	f.n_ok_codes = o->ok_codes.n;
 	f.tmpdir = getenv("TMPDIR");
 	f.agent = ar != NULL ? &ar->v : NULL;
+	f.stop_type = d->stop_type;
+	f.stop_cls = d->stop_cls;
+	f.stop_message = d->stop_msg;
 	if (classify(o->rules, o->n_rules, &f, &d->c) == -1)
 		goto out;
 	retry_times(d, ar != NULL ? &ar->hint : NULL, wall_now());

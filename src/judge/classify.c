@@ -431,6 +431,13 @@ classify(const struct rule *rules, size_t n_rules,
 		    f->exec_errno);
 		goto found;
 	}
+	if (f->stop_type != NULL && f->stop_cls != CB_CLASS_TIMEOUT) {
+		type = f->stop_type;
+		cls = f->stop_cls;
+		msg = strdup(f->stop_message != NULL ? f->stop_message :
+		    f->stop_type);
+		goto found;
+	}
 	/* An agent's structured failure is a failure whatever it exited. */
 	ok = run_ok(f) && !(a != NULL && a->failed);
 	if (text_init(&err, f->err, f->err_len) == -1)
@@ -481,6 +488,13 @@ classify(const struct rule *rules, size_t n_rules,
 			cls = CB_CLASS_TRANSIENT;
 			msg = a->retry_message != NULL ?
 			    strdup(a->retry_message) : last_line(&err, fallback);
+			goto found;
+		}
+		if (f->stop_type != NULL) {
+			type = f->stop_type;
+			cls = f->stop_cls;
+			msg = strdup(f->stop_message != NULL ?
+			    f->stop_message : f->stop_type);
 			goto found;
 		}
 		type = "timeout";

@@ -137,7 +137,8 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
     double secs, size_t *len)
 {
 	static const enum cb_class classes[] = { CB_CLASS_RECOVERABLE,
-	    CB_CLASS_TRANSIENT, CB_CLASS_TIMEOUT, CB_CLASS_FATAL };
+	    CB_CLASS_TRANSIENT, CB_CLASS_TIMEOUT, CB_CLASS_FATAL,
+	    CB_CLASS_BUDGET };
 	const char *l = label_of(r);
 	char *p = NULL;
 	size_t i;

@@ -26,6 +26,7 @@ struct relay {
 	void *tap_arg;
 	int draining;		/* nothing to read now means the end */
 	unsigned long long moved;	/* bytes passed on so far */
+	unsigned long long taken;	/* bytes read from the child so far */
 	ev_io rio, wio;
 	/* Called after every round of copying, and when the stream ends. */
 	void (*progress)(struct relay *);

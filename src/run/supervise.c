@@ -5,8 +5,9 @@
  *
  *   RUNNING  the command is alive; its stdout/stderr are copied through
  *            as they arrive and their tails kept in rings; --timeout, the
- *            budget and operator signals send a signal to its process
- *            group and arm --kill-after for SIGKILL.
+ *            budget, --idle-timeout, a stop the tap asks for (sup_stop)
+ *            and operator signals send a signal to its process group and
+ *            arm --kill-after for SIGKILL.
  *   CLEANUP  the command has exited; anything of the run still alive (its
  *            group, orphans reparented to us) gets SIGTERM, then SIGKILL
  *            after --kill-after, until nothing is left.
@@ -63,8 +64,10 @@ struct run {
 	int fg_tty;
 	double start;
 	ev_child cw, anyw;
-	ev_timer t_kill, t_poll, t_prepare, t_drain;
+	ev_timer t_kill, t_poll, t_prepare, t_drain, t_idle;
 	unsigned long long drained;	/* bytes out at the last t_drain */
+	unsigned long long heard;	/* bytes taken at the last output */
+	double heard_at;		/* when (the loop's clock) */
 	struct relay s[2];
 };
 
@@ -115,11 +118,20 @@ check_done(struct run *r)
 		ev_break(sup_loop, EVBREAK_ONE);
 }
 
-/* After each round of copying: the run may be over. */
+/* After each round of copying: output resets the idle clock (read by
+ * t_idle when it fires, so a busy stream costs no timer restarts), and
+ * the run may be over. */
 static void
 run_on_relay(struct relay *s)
 {
-	check_done(s->data);
+	struct run *r = s->data;
+	unsigned long long taken = r->s[0].taken + r->s[1].taken;
+
+	if (taken != r->heard) {
+		r->heard = taken;
+		r->heard_at = ev_now(sup_loop);
+	}
+	check_done(r);
 }
 
 /*
@@ -270,6 +282,7 @@ on_child(struct ev_loop *l, ev_child *w, int revents)
 	if (r->fg_tty)
 		give_terminal(getpgrp());
 	ptimer_stop(sup_loop, &t_timeout);
+	ev_timer_stop(sup_loop, &r->t_idle);
 	if (r->cfg->keep_orphans)
 		start_drain(r);
 	else
@@ -347,6 +360,39 @@ on_timeout(struct ptimer *t)
 	run_stop(r, r->cfg->signal);
 }
 
+/* --idle-timeout: fires when the last output may be that old; stops the
+ * run if nothing came since, else waits for the rest of the time. */
+static void
+on_idle(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct run *r = w->data;
+	double left = r->heard_at + r->cfg->idle_timeout - ev_now(l);
+
+	if (r->phase != RUNNING)
+		return;
+	if (left > 0) {
+		ev_timer_set(w, left, 0);
+		ev_timer_start(l, w);
+		return;
+	}
+	r->res->timed_out = 1;
+	r->res->idle = 1;
+	run_stop(r, r->cfg->signal);
+}
+
+void
+sup_stop(int why)
+{
+	struct run *r = cur;
+
+	if (r == NULL || why <= 0 || r->res->stopped != 0 ||
+	    r->phase != RUNNING)
+		return;
+	r->res->timed_out = 1;
+	r->res->stopped = why;
+	run_stop(r, r->cfg->signal);
+}
+
 static void
 on_budget(struct ptimer *t)
 {
@@ -382,7 +428,9 @@ run_arm(struct run *r)
 	ev_init(&r->t_poll, on_poll);
 	ev_init(&r->t_prepare, on_prepare);
 	ev_init(&r->t_drain, on_drain);
+	ev_init(&r->t_idle, on_idle);
 	r->t_kill.data = r->t_poll.data = r->t_drain.data = r;
+	r->t_idle.data = r;
 	r->t_poll.repeat = 0.01;
 	/* Like timeout(1), the time counts from the fork, not from the
 	 * moment the exec has succeeded. */
@@ -403,6 +451,13 @@ run_arm(struct run *r)
 		ev_timer_set(&r->t_prepare, limit * 0.75, 0);
 		ev_timer_start(sup_loop, &r->t_prepare);
 	}
+	if (r->cfg->idle_timeout > 0) {
+		/* silence counts from the fork, as the timeout does */
+		r->heard_at = ev_now(sup_loop) - (now - r->start);
+		ev_timer_set(&r->t_idle, r->cfg->idle_timeout -
+		    (now - r->start), 0);
+		ev_timer_start(sup_loop, &r->t_idle);
+	}
 }
 
 static void
@@ -416,6 +471,7 @@ run_disarm(struct run *r)
 	ev_timer_stop(sup_loop, &r->t_poll);
 	ev_timer_stop(sup_loop, &r->t_prepare);
 	ev_timer_stop(sup_loop, &r->t_drain);
+	ev_timer_stop(sup_loop, &r->t_idle);
 }
 
 /* No more grace for anything of the run: --kill-after has passed, or a

@@ -30,7 +30,8 @@
 /* Same order as enum cb_class; classify.c's names, kept here so the state
  * module links without the classifier. */
 const char *const class_keys[CB_CLASS_COUNT] = {
-	"success", "recoverable", "transient", "timeout", "fatal"
+	"success", "recoverable", "transient", "timeout", "fatal",
+	"budget"
 };
 
 /* "thresholds": the int members of struct cb_limits in this order, then
