@@ -99,6 +99,23 @@ struct cb_limits {
 	int history_size;
 };
 
+/* What an agent's runs used (SPEC §9).  -1: never reported. */
+struct cb_usage {
+	double cost_usd;
+	long input_tokens, output_tokens, cache_tokens, turns;
+};
+
+/* The bounded ledger of recent spending that the rolling windows of
+ * --max-cost USD/D and --max-tokens N/D are summed over: at most
+ * CB_LEDGER_MAX buckets, each what the runs that ended between from and
+ * to spent, oldest first. */
+#define CB_LEDGER_MAX 48
+struct cb_ledger_entry {
+	double from, to;		/* epoch seconds */
+	double cost_usd;
+	long tokens;
+};
+
 struct cb_state {
 	int version;			/* 1 */
 	char *name;			/* NULL without --name */
@@ -148,6 +165,11 @@ struct cb_state {
 	double last_success_at;		/* end of the last successful run */
 	struct cb_limits limits;	/* what the last run was judged by, for
 					 * --status; all 0: not recorded */
+	struct cb_usage spent;		/* over the circuit's lifetime */
+	char spend_agent[16];		/* the agent of the last run, or "" */
+	struct cb_usage last_usage;	/* what that run reported (-1: not) */
+	struct cb_ledger_entry ledger[CB_LEDGER_MAX];
+	size_t n_ledger;
 };
 
 /* A finished run as the breaker sees it. */
@@ -260,6 +282,30 @@ int breaker_unskip(struct cb_state *s, const struct cb_limits *l,
  * NULL when none does. */
 const struct cb_skip *breaker_skipped(const struct cb_state *s,
     const char *phase, const char *task);
+
+/*
+ * Spend (spend.c, SPEC §9).  A run of agent used u (figures < 0: not
+ * reported): the lifetime totals grow, and the ledger, which keeps the
+ * last keep seconds (the longest window in use; 0: none is, and it is
+ * emptied), gets it in a bucket of keep / CB_LEDGER_MAX seconds.  When
+ * it is full the two oldest buckets are merged (the later end kept, so a
+ * window may count spending a little longer, never less).
+ */
+void breaker_spend(struct cb_state *s, const char *agent,
+    const struct cb_usage *u, double now, double keep);
+/*
+ * What the ledger holds for the window of span seconds before now (the
+ * cost, or with tokens the tokens), and in *frees_at when the sum will
+ * be below limit again as the window rolls on (now when it is).
+ */
+double breaker_window(const struct cb_state *s, double now, double span,
+    int tokens, double limit, double *frees_at);
+/*
+ * Open the circuit until at, as a usage limit does (rule 8), with the
+ * reason "WHAT until HH:MM UTC": a spend window over its cap.
+ */
+void breaker_hold(struct cb_state *s, const struct cb_limits *l,
+    const char *what, double at, double now, struct cb_result *res);
 
 /* A copy of s's counters with no pointer into s (for hooks that report
  * the counters as they were before a reset or a run). */

@@ -46,8 +46,8 @@ agent_watch_usage(struct agent_watch *w, const struct agent_usage *u)
 	/* at the cap is still within it: crossing it is going over */
 	if (c->max_cost > 0 && u->cost_usd > c->max_cost) {
 		w->stop = AGENT_MAX_COST;
-		snprintf(w->msg, sizeof(w->msg), "spend cap: cost %.4f USD "
-		    "over --max-cost %.4f USD", u->cost_usd, c->max_cost);
+		snprintf(w->msg, sizeof(w->msg), "spend cap: cost %g USD "
+		    "over --max-cost %g USD", u->cost_usd, c->max_cost);
 	} else if (c->max_tokens > 0 && tokens > c->max_tokens) {
 		w->stop = AGENT_MAX_TOKENS;
 		snprintf(w->msg, sizeof(w->msg), "spend cap: %ld tokens over "

@@ -250,6 +250,16 @@ open_until(struct cb_state *s, const struct cb_limits *l,
 	free(why);
 }
 
+void
+breaker_hold(struct cb_state *s, const struct cb_limits *l,
+    const char *what, double at, double now, struct cb_result *res)
+{
+	res->n = 0;
+	res->outcome = OUT_OK;
+	open_until(s, l, res, what, at, now);
+	s->updated_at = now;
+}
+
 /* Rule 3: the warning step.  Only ever taken from CLOSED. */
 static void
 half_open(struct cb_state *s, const struct cb_limits *l,

@@ -148,6 +148,11 @@ breaker_init(struct cb_state *s, const char *name)
 	s->last_success_at = -1;
 	s->retry_at = -1;
 	s->outcome = OUT_OK;
+	s->spent.cost_usd = s->last_usage.cost_usd = -1;
+	s->spent.input_tokens = s->spent.output_tokens = -1;
+	s->spent.cache_tokens = s->spent.turns = -1;
+	s->last_usage.input_tokens = s->last_usage.output_tokens = -1;
+	s->last_usage.cache_tokens = s->last_usage.turns = -1;
 	if (name != NULL && (s->name = strdup(name)) == NULL)
 		return -1;
 	return 0;

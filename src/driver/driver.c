@@ -195,6 +195,26 @@ dir_of(const char *path)
 	return d;
 }
 
+/* What the agent's run used, into the circuit's totals and ledger. */
+static void
+spend(struct inv *v, const struct run_done *d)
+{
+	const struct agent_usage *a = &d->usage;
+	struct cb_usage u;
+	double keep = v->o->max_cost_span > v->o->max_tokens_span ?
+	    v->o->max_cost_span : v->o->max_tokens_span;
+
+	u.cost_usd = a->cost_usd;
+	u.input_tokens = a->input_tokens;
+	u.output_tokens = a->output_tokens;
+	u.cache_tokens = a->cache_read_tokens;
+	if (a->cache_write_tokens >= 0)
+		u.cache_tokens = (u.cache_tokens > 0 ? u.cache_tokens : 0) +
+		    a->cache_write_tokens;
+	u.turns = a->turns;
+	breaker_spend(&v->s, agent_name(v->agent), &u, wall_now(), keep);
+}
+
 static int
 in_codes(const struct codes *c, int v)
 {
@@ -282,6 +302,8 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	v->retry_after = d->retry_after;
 
 	breaker_record(&v->s, &o->limits, &run, wall_now(), &res);
+	if (d->have_usage)
+		spend(v, d);
 	if (d->session != NULL)
 		breaker_set_str(&v->s.session_id, d->session);
 	if (d->after.git[0] || d->after.files[0])
@@ -415,21 +437,72 @@ interrupted(struct inv *v, long runs)
 	return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_ABORT;
 }
 
+/*
+ * A spend window over its cap (SPEC §9): the circuit is held OPEN until
+ * enough of the window has rolled off, as for a usage limit (rule 8).
+ * 1 when it was, with the transition in *res.
+ */
+static int
+spend_hold(struct inv *v, double now, struct cb_result *res)
+{
+	const struct options *o = v->o;
+	double spent, frees, at = 0;
+	char what[256] = "", d[24];
+	int n;
+
+	if (o->max_cost_window > 0) {
+		spent = breaker_window(&v->s, now, o->max_cost_span, 0,
+		    o->max_cost_window, &frees);
+		if (spent >= o->max_cost_window) {
+			snprintf(what, sizeof(what), "spend cap: %g of %g "
+			    "USD in %s", spent, o->max_cost_window,
+			    duration_format(o->max_cost_span, d, sizeof(d)));
+			at = frees;
+		}
+	}
+	if (o->max_tokens_window > 0) {
+		spent = breaker_window(&v->s, now, o->max_tokens_span, 1,
+		    (double)o->max_tokens_window, &frees);
+		if (spent >= (double)o->max_tokens_window) {
+			n = (int)strlen(what);
+			snprintf(what + n, sizeof(what) - (size_t)n, "%s%.0f of "
+			    "%ld tokens in %s", n > 0 ? ", " : "spend cap: ",
+			    spent, o->max_tokens_window, duration_format(
+			    o->max_tokens_span, d, sizeof(d)));
+			if (frees > at)
+				at = frees;
+		}
+	}
+	if (what[0] == '\0')
+		return 0;
+	breaker_hold(&v->s, &o->limits, what, at, now, res);
+	return 1;
+}
+
 int
 admit(struct inv *v)
 {
 	struct cb_result res;
+	double now = wall_now();
 
-	if (!breaker_admit(&v->s, &v->o->limits, wall_now(), &res)) {
-		if (waitable(v))
-			return ADMIT_WAIT;
-		/* --record prints nothing unless asked (-v). */
-		return v->rep.verbosity > -2 ? refuse(v) : CB_EXIT_OPEN;
-	}
+	int go = breaker_admit(&v->s, &v->o->limits, now, &res);
+
 	if (res.n > 0) {
 		report_result(v, &res, &v->s);
 		if (save(v) == -1)
 			return CB_EXIT_ERROR;
+	}
+	if (go && spend_hold(v, now, &res)) {
+		go = 0;
+		report_result(v, &res, &v->s);
+		if (save(v) == -1)
+			return CB_EXIT_ERROR;
+	}
+	if (!go) {
+		if (waitable(v))
+			return ADMIT_WAIT;
+		/* --record prints nothing unless asked (-v). */
+		return v->rep.verbosity > -2 ? refuse(v) : CB_EXIT_OPEN;
 	}
 	return -1;
 }

@@ -356,6 +356,60 @@ put_limits(struct jbuf *b, const struct cb_limits *l)
 	puts_(b, "}");
 }
 
+/* A figure of struct cb_usage: null when never reported. */
+static void
+put_figure(struct jbuf *b, const char *k, double v, int integral,
+    int first)
+{
+	ckey(b, k, first);
+	if (v < 0)
+		puts_(b, "null");
+	else if (integral)
+		put_long(b, (long long)v);
+	else
+		put_num(b, v);
+}
+
+static void
+put_usage(struct jbuf *b, const struct cb_usage *u, int first)
+{
+	put_figure(b, "cost_usd", u->cost_usd, 0, first);
+	put_figure(b, "input_tokens", (double)u->input_tokens, 1, 0);
+	put_figure(b, "output_tokens", (double)u->output_tokens, 1, 0);
+	put_figure(b, "cache_tokens", (double)u->cache_tokens, 1, 0);
+	put_figure(b, "turns", (double)u->turns, 1, 0);
+}
+
+/* "spend": the lifetime totals, the last run's figures and the ledger. */
+static void
+put_spend(struct jbuf *b, const struct cb_state *s)
+{
+	size_t i;
+
+	ckey(b, "agent", 1);
+	put_str_or_null(b, s->spend_agent[0] != '\0' ? s->spend_agent :
+	    NULL);
+	put_usage(b, &s->spent, 0);
+	ckey(b, "last_run", 0);
+	put_usage(b, &s->last_usage, 1);
+	puts_(b, "}");
+	ckey(b, "ledger", 0);
+	puts_(b, "[");
+	for (i = 0; i < s->n_ledger; i++) {
+		puts_(b, i > 0 ? ", " : "");
+		ckey(b, "from", 1);
+		put_time_or_null(b, s->ledger[i].from);
+		ckey(b, "to", 0);
+		put_time_or_null(b, s->ledger[i].to);
+		ckey(b, "cost_usd", 0);
+		put_num(b, s->ledger[i].cost_usd);
+		ckey(b, "tokens", 0);
+		put_long(b, s->ledger[i].tokens);
+		puts_(b, "}");
+	}
+	puts_(b, "]}");
+}
+
 static char *
 finish(struct jbuf *b)
 {
@@ -462,6 +516,8 @@ state_text(const struct cb_state *s)
 	put_time_or_null(&b, s->last_success_at);
 	key(&b, "thresholds");
 	put_limits(&b, &s->limits);
+	key(&b, "spend");
+	put_spend(&b, s);
 	key(&b, "history");
 	put_events(&b, s->history, s->n_history, "    ", "  ]");
 	puts_(&b, "\n}");

@@ -259,6 +259,95 @@ load_limits(const cJSON *j, struct cb_limits *l, char *err, size_t errlen)
 	    &l->cooldown, err, errlen);
 }
 
+/* A figure of struct cb_usage: null (never reported) is -1. */
+static int
+load_figure(const cJSON *o, const char *k, const char *where, int integral,
+    double *v, char *err, size_t errlen)
+{
+	const cJSON *m = member(o, k);
+	char f[64];
+
+	if (m == NULL || cJSON_IsNull(m)) {
+		*v = -1;
+		return 0;
+	}
+	snprintf(f, sizeof(f), "%s.%s", where, k);
+	return get_num(o, k, f, 0, integral ? (double)CB_LONG_MAX : 1e15,
+	    integral, v, err, errlen);
+}
+
+static int
+load_usage(const cJSON *o, const char *where, struct cb_usage *u, char *err,
+    size_t errlen)
+{
+	double v[5];
+	static const char *const keys[] = { "cost_usd", "input_tokens",
+	    "output_tokens", "cache_tokens", "turns" };
+	size_t i;
+
+	if (o == NULL || cJSON_IsNull(o))
+		return 0;
+	if (!cJSON_IsObject(o))
+		return bad_field(err, errlen, where, "an object");
+	for (i = 0; i < NELEM(keys); i++)
+		if (load_figure(o, keys[i], where, i > 0, &v[i], err,
+		    errlen) == -1)
+			return -1;
+	u->cost_usd = v[0];
+	u->input_tokens = (long)v[1];
+	u->output_tokens = (long)v[2];
+	u->cache_tokens = (long)v[3];
+	u->turns = (long)v[4];
+	return 0;
+}
+
+/* "spend": totals, the last run's figures, the bounded ledger. */
+static int
+load_spend(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+{
+	const cJSON *led, *e;
+	char *agent = NULL, f[64];
+	struct cb_ledger_entry *le;
+	double t = 0;
+
+	if (j == NULL || cJSON_IsNull(j))
+		return 0;
+	if (!cJSON_IsObject(j))
+		return bad_field(err, errlen, "spend", "an object");
+	if (get_str(j, "agent", "spend.agent", &agent, err, errlen) == -1)
+		return -1;
+	snprintf(s->spend_agent, sizeof(s->spend_agent), "%s",
+	    agent != NULL ? agent : "");
+	free(agent);
+	if (load_usage(j, "spend", &s->spent, err, errlen) == -1 ||
+	    load_usage(member(j, "last_run"), "spend.last_run",
+	    &s->last_usage, err, errlen) == -1)
+		return -1;
+	led = member(j, "ledger");
+	if (led == NULL || cJSON_IsNull(led))
+		return 0;
+	if (!cJSON_IsArray(led) || cJSON_GetArraySize(led) > CB_LEDGER_MAX)
+		return bad_field(err, errlen, "spend.ledger", "an array of at "
+		    "most 48 buckets");
+	cJSON_ArrayForEach(e, led) {
+		snprintf(f, sizeof(f), "spend.ledger[%zu]", s->n_ledger);
+		if (!cJSON_IsObject(e))
+			return bad_field(err, errlen, f, "an object");
+		le = &s->ledger[s->n_ledger];
+		memset(le, 0, sizeof(*le));
+		if (get_time(e, "from", f, 0, &le->from, err, errlen) == -1 ||
+		    get_time(e, "to", f, 0, &le->to, err, errlen) == -1 ||
+		    get_num(e, "cost_usd", f, 0, 1e15, 0, &le->cost_usd, err,
+		    errlen) == -1 ||
+		    get_num(e, "tokens", f, 0, (double)CB_LONG_MAX, 1, &t,
+		    err, errlen) == -1)
+			return -1;
+		le->tokens = (long)t;
+		s->n_ledger++;
+	}
+	return 0;
+}
+
 static int
 load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 {
@@ -408,7 +497,8 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    &s->last_success_at, err, errlen) == -1 ||
 	    load_limits(member(j, "thresholds"), &s->limits, err,
 	    errlen) == -1 ||
-	    load_skips(j, s, err, errlen) == -1)
+	    load_skips(j, s, err, errlen) == -1 ||
+	    load_spend(member(j, "spend"), s, err, errlen) == -1)
 		return -1;
 	return load_history(member(j, "history"), s, err, errlen);
 }
