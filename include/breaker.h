@@ -170,6 +170,9 @@ struct cb_state {
 	struct cb_usage last_usage;	/* what that run reported (-1: not) */
 	struct cb_ledger_entry ledger[CB_LEDGER_MAX];
 	size_t n_ledger;
+	/* the windows the last run was held to, for --status; 0: none */
+	double cost_window, cost_window_span;
+	double tokens_window, tokens_window_span;
 };
 
 /* A finished run as the breaker sees it. */

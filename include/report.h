@@ -43,7 +43,10 @@ struct run_report {
 	int timed_out;
 	int progress;
 	int ignored;			/* its code is in --ignore-exit-codes */
+	int stopped;			/* by a spend cap or a tool-call loop */
 	const struct classification *c;
+	const struct cb_usage *usage;	/* what the agent said it used, or
+					 * NULL (no agent) */
 };
 
 /*

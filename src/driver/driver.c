@@ -336,7 +336,9 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	rr.timed_out = r->timed_out;
 	rr.progress = progress;
 	rr.ignored = run.ignored;
+	rr.stopped = d->stop_type != NULL && strcmp(d->stop_type, "idle") != 0;
 	rr.c = &d->c;
+	rr.usage = d->have_usage ? &v->s.last_usage : NULL;
 	report_run(&v->rep, &rr);
 	/* The hook sees the counters that caused the transition. */
 	report_result(v, &res, &v->s);
@@ -449,6 +451,11 @@ spend_hold(struct inv *v, double now, struct cb_result *res)
 	double spent, frees, at = 0;
 	char what[256] = "", d[24];
 	int n;
+
+	v->s.cost_window = o->max_cost_window;
+	v->s.cost_window_span = o->max_cost_span;
+	v->s.tokens_window = (double)o->max_tokens_window;
+	v->s.tokens_window_span = o->max_tokens_span;
 
 	if (o->max_cost_window > 0) {
 		spent = breaker_window(&v->s, now, o->max_cost_span, 0,

@@ -221,7 +221,7 @@ stop_reason(const struct options *o, struct readers *rd,
 {
 	char dur[24];
 
-	if (rd->ar != NULL) {
+	if (rd->ar != NULL && d->r.exec_errno == 0) {
 		d->usage = res->usage;
 		d->have_usage = 1;
 		agent_watch_usage(&rd->w, &res->usage);

@@ -132,6 +132,45 @@ put_skips(FILE *f, const char *l, const struct cb_state *s)
 	}
 }
 
+/*
+ * What the agent's runs used.  A figure its agent never reported is left
+ * out, never written as 0 (--status says which).
+ */
+static void
+put_spend(FILE *f, const char *l, const struct cb_state *s)
+{
+	static const char *const kinds[] = { "input", "output", "cache" };
+	const long tok[] = { s->spent.input_tokens, s->spent.output_tokens,
+	    s->spent.cache_tokens };
+	char buf[64];
+	size_t i;
+	int head = 0;
+
+	if (s->spent.cost_usd >= 0) {
+		put_head(f, "cbexec_cost_usd_total", "counter",
+		    "Cost the agent reported over the circuit's lifetime, in "
+		    "USD.");
+		snprintf(buf, sizeof(buf), "%.6f", s->spent.cost_usd);
+		put_sample(f, "cbexec_cost_usd_total", l, NULL, buf);
+	}
+	for (i = 0; i < NELEM(kinds); i++) {
+		if (tok[i] < 0)
+			continue;
+		if (!head++)
+			put_head(f, "cbexec_tokens_total", "counter",
+			    "Tokens the agent reported over the circuit's "
+			    "lifetime, by kind.");
+		fputs("cbexec_tokens_total{circuit=\"", f);
+		put_label(f, l);
+		fprintf(f, "\",kind=\"%s\"} %ld\n", kinds[i], tok[i]);
+	}
+	if (s->spent.turns >= 0) {
+		put_head(f, "cbexec_turns_total", "counter",
+		    "Turns the agent reported over the circuit's lifetime.");
+		put_long(f, "cbexec_turns_total", l, NULL, s->spent.turns);
+	}
+}
+
 static char *
 metrics_text(const struct reporter *r, const struct cb_state *s,
     double secs, size_t *len)
@@ -182,6 +221,7 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 	    "(0: never).");
 	put_secs(f, "cbexec_last_success_timestamp_seconds", l,
 	    s->last_success_at);
+	put_spend(f, l, s);
 	if (fclose(f) != 0) {
 		free(p);
 		return NULL;

@@ -26,6 +26,56 @@
 #include "core.h"
 #include "store.h"
 
+/* " (0.0333 USD, 24380 tokens, 4 turns)": the figures the agent gave. */
+static void
+usage_words(const struct cb_usage *u, char *buf, size_t len)
+{
+	long tok = -1;
+	int n = 0;
+
+	if (u->input_tokens >= 0 || u->output_tokens >= 0 ||
+	    u->cache_tokens >= 0)
+		tok = (u->input_tokens > 0 ? u->input_tokens : 0) +
+		    (u->output_tokens > 0 ? u->output_tokens : 0) +
+		    (u->cache_tokens > 0 ? u->cache_tokens : 0);
+	buf[0] = '\0';
+	if (u->cost_usd >= 0)
+		n += snprintf(buf + n, len - (size_t)n, "%s%g USD",
+		    n ? ", " : " (", u->cost_usd);
+	if (tok >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "%s%ld tokens",
+		    n ? ", " : " (", tok);
+	if (u->turns >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "%s%ld turn%s",
+		    n ? ", " : " (", u->turns, u->turns == 1 ? "" : "s");
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ")");
+}
+
+/* The run's figures in its log object: null where the agent gave none. */
+static void
+log_usage(cJSON *o, const struct cb_usage *u)
+{
+	cJSON *t;
+
+	if (u->cost_usd >= 0)
+		cJSON_AddNumberToObject(o, "cost_usd", u->cost_usd);
+	else
+		cJSON_AddNullToObject(o, "cost_usd");
+	if ((t = cJSON_AddObjectToObject(o, "tokens")) != NULL) {
+#define FIG(k, v) if ((v) >= 0) cJSON_AddNumberToObject(t, k, (double)(v)); \
+		else cJSON_AddNullToObject(t, k)
+		FIG("input", u->input_tokens);
+		FIG("output", u->output_tokens);
+		FIG("cache", u->cache_tokens);
+	}
+	if (u->turns >= 0)
+		cJSON_AddNumberToObject(o, "turns", (double)u->turns);
+	else
+		cJSON_AddNullToObject(o, "turns");
+#undef FIG
+}
+
 void
 report_run(struct reporter *r, const struct run_report *rr)
 {
@@ -37,9 +87,11 @@ report_run(struct reporter *r, const struct run_report *rr)
 	cJSON *o;
 
 	if (r->verbosity >= 0) {
-		char how[64], tail[32] = "";
+		char how[64], tail[32] = "", used[160] = "";
 
-		if (rr->timed_out)
+		if (rr->stopped)
+			snprintf(how, sizeof(how), "was stopped");
+		else if (rr->timed_out)
 			snprintf(how, sizeof(how), "timed out");
 		else if (rr->exit_code >= 0)
 			snprintf(how, sizeof(how), "exited %d", rr->exit_code);
@@ -50,19 +102,21 @@ report_run(struct reporter *r, const struct run_report *rr)
 		if (!failed && r->verbosity > 0)
 			snprintf(tail, sizeof(tail), " (%s)",
 			    rr->progress ? "progress" : "no progress");
+		if (rr->usage != NULL)
+			usage_words(rr->usage, used, sizeof(used));
 		if (rr->ignored)
-			say(r, NULL, "run %ld %s after %.2fs: ignored "
+			say(r, NULL, "run %ld %s after %.2fs%s: ignored "
 			    "(--ignore-exit-codes)", rr->iteration, how,
-			    rr->duration);
+			    rr->duration, used);
 		else if (failed)
-			say(r, NULL, "run %ld %s after %.2fs: %s %s%s%s",
-			    rr->iteration, how, rr->duration,
+			say(r, NULL, "run %ld %s after %.2fs%s: %s %s%s%s",
+			    rr->iteration, how, rr->duration, used,
 			    class_name(c->cls), c->type,
 			    c->message != NULL ? ": " : "",
 			    c->message != NULL ? c->message : "");
 		else
-			say(r, NULL, "run %ld %s after %.2fs%s", rr->iteration,
-			    how, rr->duration, tail);
+			say(r, NULL, "run %ld %s after %.2fs%s%s",
+			    rr->iteration, how, rr->duration, used, tail);
 	}
 
 	if ((o = log_new(r, "run")) == NULL)
@@ -87,6 +141,8 @@ report_run(struct reporter *r, const struct run_report *rr)
 	cJSON_AddBoolToObject(o, "progress", rr->progress != 0);
 	if (rr->ignored)
 		cJSON_AddTrueToObject(o, "ignored");
+	if (rr->usage != NULL)
+		log_usage(o, rr->usage);
 	log_put(r, o);
 }
 

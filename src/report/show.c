@@ -227,6 +227,84 @@ retry_in(double at, double now, char *buf, size_t len)
 	fputc('\n', (f));						\
 } while (0)
 
+/*
+ * What an agent's runs used: "cost 0.42 USD, 24380 tokens (3900 input,
+ * 480 output, 20000 cache), 7 turns"; a figure the agent never reported
+ * is said to be so, never shown as 0.
+ */
+static void
+put_usage(FILE *f, const struct cb_usage *u, const char *agent)
+{
+	long tok = -1;
+
+	if (u->cost_usd >= 0)
+		fprintf(f, "cost %g USD", u->cost_usd);
+	else
+		fprintf(f, "cost not reported by %s", agent);
+	if (u->input_tokens >= 0 || u->output_tokens >= 0 ||
+	    u->cache_tokens >= 0) {
+		tok = (u->input_tokens > 0 ? u->input_tokens : 0) +
+		    (u->output_tokens > 0 ? u->output_tokens : 0) +
+		    (u->cache_tokens > 0 ? u->cache_tokens : 0);
+		fprintf(f, ", %ld tokens (", tok);
+		if (u->input_tokens >= 0)
+			fprintf(f, "%ld input", u->input_tokens);
+		if (u->output_tokens >= 0)
+			fprintf(f, "%s%ld output", u->input_tokens >= 0 ? ", " :
+			    "", u->output_tokens);
+		if (u->cache_tokens >= 0)
+			fprintf(f, ", %ld cache", u->cache_tokens);
+		fputc(')', f);
+	} else
+		fprintf(f, ", tokens not reported by %s", agent);
+	if (u->turns >= 0)
+		fprintf(f, ", %ld turn%s", u->turns, u->turns == 1 ? "" : "s");
+	else
+		fprintf(f, ", turns not reported by %s", agent);
+	fputc('\n', f);
+}
+
+/* A spend window: "1.2 of 1 USD in 24h, under the cap again at ..." */
+static void
+put_window(FILE *f, const struct cb_state *s, const char *key, int tokens,
+    double limit, double span, double now)
+{
+	double frees, spent = breaker_window(s, now, span, tokens, limit,
+	    &frees);
+	char d[24], ts[80];
+
+	fprintf(f, "%-20s ", key);
+	if (tokens)
+		fprintf(f, "%.0f of %.0f tokens", spent, limit);
+	else
+		fprintf(f, "%g of %g USD", spent, limit);
+	fprintf(f, " in %s", duration_format(span, d, sizeof(d)));
+	if (spent >= limit)
+		fprintf(f, ", over the cap until %s", retry_in(frees, now, ts,
+		    sizeof(ts)));
+	fputc('\n', f);
+}
+
+static void
+put_spend(FILE *f, const struct cb_state *s, double now)
+{
+	const char *agent = s->spend_agent[0] != '\0' ? s->spend_agent :
+	    "the agent";
+
+	if (s->spend_agent[0] != '\0') {
+		fprintf(f, "%-20s ", "spent (all runs):");
+		put_usage(f, &s->spent, agent);
+		fprintf(f, "%-20s ", "last run used:");
+		put_usage(f, &s->last_usage, agent);
+	}
+	if (s->cost_window > 0 && s->cost_window_span > 0)
+		put_window(f, s, "cost window:", 0, s->cost_window,
+		    s->cost_window_span, now);
+	if (s->tokens_window > 0 && s->tokens_window_span > 0)
+		put_window(f, s, "token window:", 1, s->tokens_window,
+		    s->tokens_window_span, now);
+}
+
 void
 report_status(FILE *f, const struct cb_state *s, const char *label,
     const char *reset_hint, int json, double now)
@@ -301,6 +379,7 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	}
 	if (s->guidance != NULL)
 		ROWT(f, "guidance:", s->guidance);
+	put_spend(f, s, now);
 	put_skips(f, s);
 	if (s->updated_at >= 0)
 		ROW(f, "updated:", "%s",

@@ -380,6 +380,20 @@ put_usage(struct jbuf *b, const struct cb_usage *u, int first)
 	put_figure(b, "turns", (double)u->turns, 1, 0);
 }
 
+static void
+put_window(struct jbuf *b, double limit, double span)
+{
+	if (limit <= 0 || span <= 0) {
+		puts_(b, "null");
+		return;
+	}
+	ckey(b, "limit", 1);
+	put_num(b, limit);
+	ckey(b, "seconds", 0);
+	put_num(b, span);
+	puts_(b, "}");
+}
+
 /* "spend": the lifetime totals, the last run's figures and the ledger. */
 static void
 put_spend(struct jbuf *b, const struct cb_state *s)
@@ -407,7 +421,12 @@ put_spend(struct jbuf *b, const struct cb_state *s)
 		put_long(b, s->ledger[i].tokens);
 		puts_(b, "}");
 	}
-	puts_(b, "]}");
+	puts_(b, "]");
+	ckey(b, "cost_window", 0);
+	put_window(b, s->cost_window, s->cost_window_span);
+	ckey(b, "tokens_window", 0);
+	put_window(b, s->tokens_window, s->tokens_window_span);
+	puts_(b, "}");
 }
 
 static char *

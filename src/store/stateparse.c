@@ -301,6 +301,24 @@ load_usage(const cJSON *o, const char *where, struct cb_usage *u, char *err,
 	return 0;
 }
 
+static int
+load_window(const cJSON *j, const char *k, double *limit, double *span,
+    char *err, size_t errlen)
+{
+	const cJSON *w = member(j, k);
+	char f[64];
+
+	if (w == NULL || cJSON_IsNull(w))
+		return 0;
+	if (!cJSON_IsObject(w))
+		return bad_field(err, errlen, k, "an object or null");
+	snprintf(f, sizeof(f), "spend.%s.limit", k);
+	if (get_num(w, "limit", f, 0, 1e15, 0, limit, err, errlen) == -1)
+		return -1;
+	snprintf(f, sizeof(f), "spend.%s.seconds", k);
+	return get_num(w, "seconds", f, 0, 1e12, 0, span, err, errlen);
+}
+
 /* "spend": totals, the last run's figures, the bounded ledger. */
 static int
 load_spend(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
@@ -321,7 +339,11 @@ load_spend(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	free(agent);
 	if (load_usage(j, "spend", &s->spent, err, errlen) == -1 ||
 	    load_usage(member(j, "last_run"), "spend.last_run",
-	    &s->last_usage, err, errlen) == -1)
+	    &s->last_usage, err, errlen) == -1 ||
+	    load_window(j, "cost_window", &s->cost_window,
+	    &s->cost_window_span, err, errlen) == -1 ||
+	    load_window(j, "tokens_window", &s->tokens_window,
+	    &s->tokens_window_span, err, errlen) == -1)
 		return -1;
 	led = member(j, "ledger");
 	if (led == NULL || cJSON_IsNull(led))
