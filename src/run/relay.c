@@ -117,7 +117,7 @@ flush(struct relay *s)
 static void
 keep(struct relay *s, size_t n)
 {
-	s->taken += n;
+	s->heard_at = ev_now(EV_DEFAULT_UC);
 	ring_push(s->ring, s->buf, n);
 	if (s->tap != NULL)
 		s->tap(s->tap_arg, s->buf, n);

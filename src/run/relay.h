@@ -26,7 +26,8 @@ struct relay {
 	void *tap_arg;
 	int draining;		/* nothing to read now means the end */
 	unsigned long long moved;	/* bytes passed on so far */
-	unsigned long long taken;	/* bytes read from the child so far */
+	double heard_at;	/* when bytes last came from the child, on the
+				 * loop's clock; 0: never */
 	ev_io rio, wio;
 	/* Called after every round of copying, and when the stream ends. */
 	void (*progress)(struct relay *);

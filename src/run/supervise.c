@@ -66,8 +66,7 @@ struct run {
 	ev_child cw, anyw;
 	ev_timer t_kill, t_poll, t_prepare, t_drain, t_idle;
 	unsigned long long drained;	/* bytes out at the last t_drain */
-	unsigned long long heard;	/* bytes taken at the last output */
-	double heard_at;		/* when (the loop's clock) */
+	double started_at;		/* the fork, on the loop's clock */
 	struct relay s[2];
 };
 
@@ -118,20 +117,11 @@ check_done(struct run *r)
 		ev_break(sup_loop, EVBREAK_ONE);
 }
 
-/* After each round of copying: output resets the idle clock (read by
- * t_idle when it fires, so a busy stream costs no timer restarts), and
- * the run may be over. */
+/* After each round of copying: the run may be over. */
 static void
 run_on_relay(struct relay *s)
 {
-	struct run *r = s->data;
-	unsigned long long taken = r->s[0].taken + r->s[1].taken;
-
-	if (taken != r->heard) {
-		r->heard = taken;
-		r->heard_at = ev_now(sup_loop);
-	}
-	check_done(r);
+	check_done(s->data);
 }
 
 /*
@@ -366,7 +356,15 @@ static void
 on_idle(struct ev_loop *l, ev_timer *w, int revents)
 {
 	struct run *r = w->data;
-	double left = r->heard_at + r->cfg->idle_timeout - ev_now(l);
+	double last = r->started_at, left;
+
+	/* the relays note when output came, so a busy stream costs no
+	 * timer restarts */
+	if (r->s[0].heard_at > last)
+		last = r->s[0].heard_at;
+	if (r->s[1].heard_at > last)
+		last = r->s[1].heard_at;
+	left = last + r->cfg->idle_timeout - ev_now(l);
 
 	if (r->phase != RUNNING)
 		return;
@@ -453,7 +451,7 @@ run_arm(struct run *r)
 	}
 	if (r->cfg->idle_timeout > 0) {
 		/* silence counts from the fork, as the timeout does */
-		r->heard_at = ev_now(sup_loop) - (now - r->start);
+		r->started_at = ev_now(sup_loop) - (now - r->start);
 		ev_timer_set(&r->t_idle, r->cfg->idle_timeout -
 		    (now - r->start), 0);
 		ev_timer_start(sup_loop, &r->t_idle);
