@@ -719,7 +719,7 @@ test_metrics(void)
 		}
 	}
 	regfree(&re);
-	ok(allmatch && samples == 14, "every sample line is well-formed");
+	ok(allmatch && samples == 15, "every sample line is well-formed");
 	free(text);	/* strtok_r cut it up */
 	text = slurp(r.metrics_path);
 	ok(strstr(text, "cbexec_skips{circuit=\"night\\\"ly\"} 0\n") != NULL,
