@@ -25,7 +25,8 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--max-retries --cooldown --half-open-trials --history-size --progress
 	--progress-cmd --watch --exclude --capture-bytes --no-capture-stdout
 	--keep-orphans --exit-codes --skip --unskip --record --exit --message
-	--stderr-file --stdout-file --create --all --allow-config --agent'
+	--stderr-file --stdout-file --create --all --allow-config --agent
+	--idle-timeout --max-cost --max-tokens --max-turns --max-repeat-calls'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -35,7 +36,8 @@ _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--half-open-after --max-consecutive-errors --max-retries --cooldown
 	--half-open-trials --history-size --progress --progress-cmd --watch
 	--exclude --capture-bytes --exit-codes --unskip --exit --message
-	--stderr-file --stdout-file --agent'
+	--stderr-file --stdout-file --agent --idle-timeout --max-cost
+	--max-tokens --max-turns --max-repeat-calls'
 # Short options that take a value.
 _cbexec_arg_shorts='sNCptkTnc'
 
