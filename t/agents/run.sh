@@ -7,8 +7,10 @@
 # COMPLETE, a bad key (401), a missing key, no permission (403), a rate
 # limit with retry-after (429), an overload (529 or 503), a server error
 # (500), no credit, a usage limit with a reset time, a refused connection;
-# and for Claude Code a usage limit that passes, then a trial run that
-# needs no operator.  Prints TAP.
+# for Claude Code a usage limit that passes, then a trial run that needs
+# no operator; and for Claude Code and Codex usage the mock reports going
+# over --max-tokens (live from Claude's messages, at the end from Codex's
+# turn), and the same tool call over and over.  Prints TAP.
 #
 # Each client runs with the settings of env/CLIENT.sh, which turn its own
 # retries down where it allows (Qwen Code and opencode retry 429s and 5xx
@@ -201,6 +203,26 @@ job() {	# job CLIENT SCENARIO
 		    st "$n" open_reason | grep -Eq '^usage limit until [0-9]{2}:[0-9]{2} UTC'
 		say $? "$c: usage limit: 120, OPEN until $(st "$n" retry_at) ($(st "$n" open_reason))" \
 		    "exit $rc, state $(st "$n" state), $(st "$n" last_error.type): $(st "$n" last_error.message)" ;;
+	spend)
+		# The mock's tools_loop turns report their usage: past
+		# --max-tokens the run is stopped (Claude Code: at its third
+		# message; Codex, which reports usage only as its turn ends:
+		# then).  Its loop of calls must not stop it first.
+		cap=15000
+		[ "$c" = codex ] && cap=5000	# its one turn: 8960
+		drive "$c" tools_loop "$n" --progress exit --max-tokens $cap \
+		    --max-repeat-calls 0 -k 2
+		[ $rc -eq 124 ] && [ "$(st "$n" last_error.class)" = budget ] &&
+		    [ "$(st "$n" last_error.type)" = max_tokens ] &&
+		    [ "$(st "$n" outcome)" = BUDGET ] &&
+		    [ "$(st "$n" spend.input_tokens)" != null ]
+		say $? "$c: usage over --max-tokens: 124, budget max_tokens ($(st "$n" last_error.message))" \
+		    "exit $rc, $(st "$n" last_error.class) $(st "$n" last_error.type): $(st "$n" last_error.message)" ;;
+	loop)
+		drive "$c" tools_loop "$n" --progress exit --max-repeat-calls 3 -k 2
+		[ $rc -eq 124 ] && [ "$(st "$n" last_error.type)" = loop ]
+		say $? "$c: the same tool call 3 times: 124, recoverable loop" \
+		    "exit $rc, $(st "$n" last_error.class) $(st "$n" last_error.type): $(st "$n" last_error.message)" ;;
 	trial)
 		# A usage limit that resets at $RESET, then a trial that
 		# nobody had to allow.
@@ -241,7 +263,8 @@ for cs in claude:trial qwen:429 qwen:529 qwen:500 qwen:usage_limit \
     qwen:success qwen:complete qwen:401 qwen:missing_key qwen:403 \
     qwen:credit \
     opencode:success opencode:complete opencode:401 \
-    opencode:missing_key opencode:403 opencode:credit; do
+    opencode:missing_key opencode:403 opencode:credit \
+    claude:spend claude:loop codex:spend codex:loop; do
 	case " ${CHECK_AGENTS_ONLY:-$cs} " in *" $cs "*) ;; *) continue ;; esac
 	c=${cs%%:*} s=${cs#*:}
 	# Gemini's usage limit is its daily quota (no reset time given).
