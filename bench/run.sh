@@ -7,7 +7,7 @@
 #
 #   sh bench/run.sh                      everything (about 2-3 minutes)
 #   BENCH_ONLY="single kill" sh bench/run.sh   some of: single loop kill
-#                                        pipe agent status files
+#                                        pipe agent spend status files
 #   CBEXEC=/path/to/cbexec sh bench/run.sh     another binary
 #   BENCH_ONLY=ab CBEXEC_B=/path/to/other/cbexec sh bench/run.sh
 #                                        this binary against another,
@@ -20,7 +20,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$BENCH/.." && pwd)
 CBEXEC=${CBEXEC:-$TOP/cbexec}
 CC=${CC:-cc}
-ONLY=${BENCH_ONLY:-single loop kill pipe agent status files}
+ONLY=${BENCH_ONLY:-single loop kill pipe agent spend status files}
 GIB=1073741824
 
 say() { printf '%s\n' "$*"; }
@@ -399,6 +399,41 @@ if want agent; then
 	r=$(calc %.2f "$m / $k")
 	row "peak RSS with the adapter, 1 GiB / 1 MiB of stream-json" \
 	    "${m}KiB" "${k}KiB" "${r}x" "<= 1.1x" "$(verdict "$r" "<=" 1.1)"
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# 4c. What watching the stream costs: the same 1 GiB of stream-json through
+#     cbexec with the Claude adapter adding up its usage against every cap
+#     and fingerprinting its tool calls (caps no run reaches), against the
+#     adapter reading it with no cap and no loop watch, and against the
+#     pass-through reference of 4b (one cat in cbexec's place).
+if want spend; then
+	say "== stream accounting: 1 GiB of stream-json with --agent claude and every cap, against the adapter alone and against cat (7 reps each)"
+	J="$BENCH/jsonl.bin $GIB"
+	CAPS="--max-cost 1000000 --max-tokens 9000000000000000"
+	CAPS="$CAPS --max-turns 1000000000 --max-repeat-calls 5 --idle-timeout 1h"
+	A="\"\$CBEXEC\" -q --progress exit $NEVER --agent claude $CAPS -- $J | cat >/dev/null"
+	for s in adapter cat; do
+		case $s in
+		adapter)
+			what="the adapter with no cap"
+			B="\"\$CBEXEC\" -q --progress exit $NEVER --agent claude --max-repeat-calls 0 -- $J | cat >/dev/null" ;;
+		cat)
+			what="cat in cbexec's place"
+			B="$J | cat | cat >/dev/null" ;;
+		esac
+		O=$SCRATCH/spend-$s
+		CBEXEC=$CBEXEC "$AB" -n 7 -w 1 -o "$O" -- sh -c "$A" ::: sh -c "$B"
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		ta=$(calc %.0f "$GIB / 1048576 / ($a / 1e9)")
+		tb=$(calc %.0f "$GIB / 1048576 / ($b / 1e9)")
+		r=$(calc %.2f "$ta / $tb")
+		row "stream accounting and caps against $what (1 GiB of stream-json, median throughput)" \
+		    "${ta}MiB/s" "${tb}MiB/s" "${r}x" ">= 0.9x" \
+		    "$(verdict "$r" ">=" 0.9)"
+		note "CPU (whole pipeline): accounting $(calc %.2fs "$(med "$O" A 7) / 1e9"), reference $(calc %.2fs "$(med "$O" B 7) / 1e9")"
+	done
 	took
 fi
 
