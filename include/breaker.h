@@ -251,7 +251,8 @@ int breaker_admit(struct cb_state *s, const struct cb_limits *l, double now,
 void breaker_record(struct cb_state *s, const struct cb_limits *l,
     const struct cb_run *run, double now, struct cb_result *res);
 
-/* Operator reset (rule 6): CLOSED, counters 0, total_opens kept. */
+/* Operator reset (rule 6): CLOSED, counters 0, the spend ledger empty,
+ * total_opens and the spend totals kept. */
 void breaker_reset(struct cb_state *s, const struct cb_limits *l,
     const char *reason, const char *user, double now, struct cb_result *res);
 

@@ -68,6 +68,10 @@ is "$(st win state)" CLOSED "the trial closed the circuit"
 [ "$(jget "$CBEXEC_STATE_DIR/win.json" spend.ledger | perl -MJSON::PP -e 'print scalar @{decode_json(<STDIN>)}')" -le 48 ]
 ok $? "the ledger stays bounded"
 
+"$CBEXEC" --reset-circuit --name win --reason "raised the budget" >/dev/null 2>&1
+w; w; r1=$?
+is "$r1/$(st win spend.cost_usd)" 0/3 "--reset-circuit empties the windows; the totals stay"
+
 t() { N=1 cb --name twin --max-tokens 1500/1h -- claude -p x >/dev/null 2>&1; }
 t; r1=$?; t; r2=$?; t; r3=$?
 is "$r1/$r2/$r3" 0/0/120 "--max-tokens N/1h: the third run is refused"

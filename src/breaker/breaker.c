@@ -620,6 +620,9 @@ breaker_reset(struct cb_state *s, const struct cb_limits *l,
 	res->n = 0;
 	res->outcome = OUT_OK;
 	close_by_operator(s, l, EV_RESET, reason, user, now, res);
+	/* The spend windows start again too, or the next run would be held
+	 * at once; the lifetime totals stay, as total_opens does. */
+	s->n_ledger = 0;
 }
 
 void
