@@ -50,19 +50,21 @@ is "$(st cost last_error.type)/$(st cost iteration)" max_cost/1 \
     "type max_cost, and the loop started no further run"
 
 # --- a rolling window per circuit --------------------------------------
-w() { N=1 COST=0.6 cb --name win --max-cost 1/2s "$@" -- claude -p x >/dev/null 2>&1; }
+# (under valgrind a run takes a second or more: a longer window)
+S=2; [ -n "$UNDER_VALGRIND" ] && S=10
+w() { N=1 COST=0.6 cb --name win --max-cost 1/${S}s "$@" -- claude -p x >/dev/null 2>&1; }
 w; r1=$?
 w; r2=$?
 is "$r1/$r2" 0/0 "under the window cap: runs go ahead"
 w 2>err; rc=$?
 is "$rc" 120 "over the window cap: refused with 120"
 like "$(st win retry_at)" '^20[0-9-]+T' "retry_at is set"
-like "$(st win open_reason)" '^spend cap: 1\.2 of 1 USD in 2s until ' "the reason names the window"
-like "$("$CBEXEC" --status --name win)" 'cost window: +1\.2 of 1 USD in 2s, over the cap until ' \
+like "$(st win open_reason)" "^spend cap: 1\\.2 of 1 USD in ${S}s until " "the reason names the window"
+like "$("$CBEXEC" --status --name win)" "cost window: +1\\.2 of 1 USD in ${S}s, over the cap until " \
     "--status: spent/limit and when the window frees up"
 is "$(st win iteration)" 2 "the refused run never started"
 w2() { w; [ $? -eq 0 ]; }
-poll_until 5 w2
+poll_until $((S + 3)) w2
 ok $? "admitted again once the window has rolled on"
 is "$(st win state)" CLOSED "the trial closed the circuit"
 [ "$(jget "$CBEXEC_STATE_DIR/win.json" spend.ledger | perl -MJSON::PP -e 'print scalar @{decode_json(<STDIN>)}')" -le 48 ]
