@@ -118,6 +118,10 @@ for bad in "--max-cost -1" "--max-cost 1e3" "--max-tokens 1.5" \
 	is "$?" 125 "$bad: usage error"
 	like "$(cat err)" "^cbexec: invalid (value|duration) .* for --" "$bad: one line naming it"
 done
+cb --name plain --max-cost 1 -- true 2>err
+is "$?" 0 "a cap on a command that is no agent: it runs"
+like "$(cat err)" 'spend caps need a known agent.s output \(--agent\): nothing is counted for true' \
+    "and cbexec says the cap cannot hold"
 printf '{"max_cost": "0.1", "max_turns": 5}\n' >cfg.json
 N=1 COST=0.5 cb --config cfg.json --name cfg -- claude -p x >/dev/null 2>&1
 is "$?/$(st cfg last_error.type)" 124/max_cost "max_cost from the config file"

@@ -595,6 +595,16 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		v->agent = agent_by_name(o->agent);	/* NULL for "none" */
 	else if (o->argv != NULL)
 		v->agent = agent_detect(o->argv);
+	/* A cap that cannot hold is said to be so, never left to look
+	 * like one that does. */
+	if (o->argv != NULL && (o->max_cost > 0 || o->max_tokens > 0 ||
+	    o->max_turns > 0 || o->max_cost_window > 0 ||
+	    o->max_tokens_window > 0) && (v->agent == NULL ||
+	    o->no_capture_stdout))
+		report_warn(&v->rep, "spend caps need a known agent's output "
+		    "(--agent%s): nothing is counted for %s",
+		    o->no_capture_stdout ? ", without --no-capture-stdout" :
+		    "", o->argv[0]);
 	return -1;
 }
 
