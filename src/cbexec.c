@@ -238,6 +238,10 @@ main(int argc, char **argv)
 		rc = usage_error(err);
 		goto out;
 	}
+	if (o.mode == MODE_RESET_ACCOUNT) {
+		rc = ops_reset_account(&o);
+		goto out;
+	}
 	if (o.all) {
 		errno = 0;
 		rc = remap(&o, flush_stdout(ops_status_all(&o)));

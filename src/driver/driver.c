@@ -63,9 +63,9 @@ budget_spent(struct inv *v)
 }
 
 /* --loop waits for an OPEN circuit's retry time when the budget lasts
- * that long (SPEC §4 rule 8). */
+ * that long (SPEC §4 rule 8); wait_until says until when. */
 static int
-waitable(const struct inv *v)
+waitable(struct inv *v)
 {
 	double until;
 
@@ -73,6 +73,7 @@ waitable(const struct inv *v)
 	    v->s.tripped)
 		return 0;
 	until = mono_now() + (v->s.retry_at - wall_now());
+	v->wait_until = v->s.retry_at;
 	return v->deadline <= 0 || until <= v->deadline;
 }
 
@@ -295,7 +296,7 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	    run_outcome(r, fatal);
 	if (sup_aborted())
 		v->s.outcome = OUT_ABORT;
-	if (save(v) == -1)
+	if (save(v) == -1 || gate_learn(v, d, run.ignored) == -1)
 		return CB_EXIT_ERROR;
 
 	memset(&rr, 0, sizeof(rr));
@@ -363,7 +364,7 @@ refuse(struct inv *v)
 static int
 wait_retry(struct inv *v)
 {
-	double secs = v->s.retry_at - wall_now();
+	double secs = v->wait_until - wall_now();
 	char d[24];
 	int rc;
 
@@ -421,7 +422,8 @@ admit(struct inv *v)
 		if (save(v) == -1)
 			return CB_EXIT_ERROR;
 	}
-	return -1;
+	/* The circuit admits the run; the provider's account may not. */
+	return gate_admit(v);
 }
 
 /* The command that unskips name on this circuit: the reset hint with
@@ -516,6 +518,8 @@ inv_end(struct inv *v)
 	v->state_dir = NULL;
 	free(v->status_file);
 	v->status_file = NULL;
+	free(v->acct_dir);
+	v->acct_dir = NULL;
 	if (v->loaded)
 		breaker_free(&v->s);
 	v->loaded = 0;

@@ -96,11 +96,19 @@ ops_status(const struct options *o, const struct circuit *c)
 	struct cb_state s;
 	int open;
 
+	int gate = 0;
+
 	if (load(o, c, &s) == -1)
 		return CB_EXIT_ERROR;
-	report_status(stdout, &s, c->label, c->reset_hint, o->json,
-	    wall_now());
-	open = s.state == CB_OPEN;
+	/* With an account, --json's object carries its gate. */
+	if (o->account == NULL || !o->json)
+		report_status(stdout, &s, c->label, c->reset_hint, o->json,
+		    wall_now());
+	if (o->account != NULL && (gate = gate_status(o, &s, stdout)) == -1) {
+		breaker_free(&s);
+		return CB_EXIT_ERROR;
+	}
+	open = s.state == CB_OPEN || gate == 1;
 	breaker_free(&s);
 	return open ? CB_EXIT_OPEN : CB_EXIT_OK;
 }

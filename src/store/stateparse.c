@@ -426,7 +426,7 @@ cmp_names(const void *a, const void *b)
  * one and OPEN to another.  Each object's names are sorted and compared
  * with their neighbours; the first duplicate is named.
  */
-static int
+int
 no_duplicates(const cJSON *j, char *err, size_t errlen)
 {
 	const cJSON *c;
