@@ -7,7 +7,9 @@
 # Completes cbexec's own options, phase names after --phase (the built-in
 # ones and those of the config file, in any case) and --unskip, signal
 # names with or without SIG after --signal, progress sources after
-# --progress (each once), agents after --agent, circuit names (the *.json
+# --progress (each once), agents after --agent, account names (the
+# *.account files of the state directory) after --account and
+# --reset-account, circuit names (the *.json
 # files of the state directory) after --name and as the CIRCUIT of
 # --status, --reset-circuit, --history, --trip, --skip, --unskip and
 # --record, a file after --allow-config, files and directories where an
@@ -25,7 +27,8 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--max-retries --cooldown --half-open-trials --history-size --progress
 	--progress-cmd --watch --exclude --capture-bytes --no-capture-stdout
 	--keep-orphans --exit-codes --skip --unskip --record --exit --message
-	--stderr-file --stdout-file --create --all --allow-config --agent'
+	--stderr-file --stdout-file --create --all --allow-config --agent
+	--account --reset-account'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -35,7 +38,7 @@ _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--half-open-after --max-consecutive-errors --max-retries --cooldown
 	--half-open-trials --history-size --progress --progress-cmd --watch
 	--exclude --capture-bytes --exit-codes --unskip --exit --message
-	--stderr-file --stdout-file --agent'
+	--stderr-file --stdout-file --agent --account --reset-account'
 # Short options that take a value.
 _cbexec_arg_shorts='sNCptkTnc'
 
@@ -58,6 +61,20 @@ _cbexec_circuits()
 		[[ -f $f ]] || continue
 		f=${f##*/}
 		printf '%s\n' "${f%.json}"
+	done
+}
+
+# The accounts: NAME for every NAME.account in the state directory.
+_cbexec_accounts()
+{
+	local xdg=$XDG_STATE_HOME
+	[[ $xdg == /* ]] || xdg=$HOME/.local/state
+	local dir=${CBEXEC_STATE_DIR:-$xdg/cbexec}
+	local f
+	for f in "$dir"/*.account; do
+		[[ -f $f ]] || continue
+		f=${f##*/}
+		printf '%s\n' "${f%.account}"
 	done
 }
 
@@ -192,6 +209,9 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		;;
 	--agent)
 		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_agents" -- "$cur")
+		;;
+	--account|--reset-account)
+		mapfile -t COMPREPLY < <(compgen -W "$(_cbexec_accounts)" -- "$cur")
 		;;
 	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file)
 		_cbexec_files -f "$cur"

@@ -193,4 +193,16 @@ ln -sf /dev/null "$CBEXEC_STATE_DIR/lnk.account"
 CIRCUIT=h cb --account lnk --name h -- claude -p x >/dev/null 2>&1
 is "$?" 125 "a symlinked account document is refused"
 
+# --- completions: the accounts of the state directory ----------------------
+is "$(bash_comp "$TOP/contrib/cbexec.bash" --reset-account m | tr '\n' ' ' | sed 's/ $//')" \
+    max "bash: --reset-account m -> max"
+is "$(bash_comp "$TOP/contrib/cbexec.bash" --acc | tr '\n' ' ' | sed 's/ $//')" \
+    --account "bash: --acc -> --account"
+if command -v zsh >/dev/null 2>&1 && zsh -c 'zmodload zsh/zpty' 2>/dev/null; then
+	is "$(timeout 30 zsh "$T_DIR/zsh-complete" "$TOP/contrib" cbexec --account m 2>&1 | tr '\n' ' ' | sed 's/ $//')" \
+	    max "zsh: --account m -> max"
+else
+	skip "zsh with zpty not installed"
+fi
+
 done_testing

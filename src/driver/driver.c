@@ -296,7 +296,7 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	    run_outcome(r, fatal);
 	if (sup_aborted())
 		v->s.outcome = OUT_ABORT;
-	if (save(v) == -1 || gate_learn(v, d, run.ignored) == -1)
+	if (save(v) == -1)
 		return CB_EXIT_ERROR;
 
 	memset(&rr, 0, sizeof(rr));
@@ -315,6 +315,9 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	if (v->rep.metrics_path != NULL &&
 	    report_metrics(&v->rep, &v->s, r->duration, err, sizeof(err)) == -1)
 		report_warn(&v->rep, "%s", err);
+	/* What the provider said holds for every circuit on the account. */
+	if (gate_learn(v, d, run.ignored) == -1)
+		return CB_EXIT_ERROR;
 
 	if (sup_aborted())
 		return CB_EXIT_ABORT;
