@@ -193,6 +193,20 @@ ln -sf /dev/null "$CBEXEC_STATE_DIR/lnk.account"
 CIRCUIT=h cb --account lnk --name h -- claude -p x >/dev/null 2>&1
 is "$?" 125 "a symlinked account document is refused"
 
+# --- --metrics: the account's gate as a gauge --------------------------------
+"$CBEXEC" --reset-account max -q
+CIRCUIT=m LIMIT=1 RESET=$RESET cb -q --account max --name m --metrics m.prom -- claude -p x >/dev/null 2>&1
+like "$(cat m.prom)" '^cbexec_account_gate\{circuit="m",account="max"\} 2$' \
+    "cbexec_account_gate: 2 once the run met the usage limit"
+CIRCUIT=m2 cb -q --name m2 --metrics m2.prom -- claude -p x >/dev/null 2>&1
+ok "$(grep -c cbexec_account_gate m2.prom)" "...no gauge without --account"
+if command -v promtool >/dev/null 2>&1; then
+	promtool check metrics <m.prom >/dev/null 2>&1
+	ok "$?" "promtool check metrics accepts it"
+else
+	skip "promtool not installed"
+fi
+
 # --- completions: the accounts of the state directory ----------------------
 is "$(bash_comp "$TOP/contrib/cbexec.bash" --reset-account m | tr '\n' ' ' | sed 's/ $//')" \
     max "bash: --reset-account m -> max"

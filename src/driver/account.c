@@ -151,6 +151,7 @@ gate_admit(struct inv *v)
 		return CB_EXIT_ERROR;
 	}
 	rc = a.gate == CB_CLOSED;
+	v->rep.account_gate = (int)a.gate;
 	breaker_account_free(&a);
 	if (rc)
 		return -1;
@@ -168,6 +169,8 @@ gate_admit(struct inv *v)
 		return update_failed(v->o->account, rc, err);
 	}
 	rc = -1;
+	v->rep.account_gate = c.verdict == GATE_TRIAL ? CB_HALF_OPEN :
+	    (int)c.seen.gate;
 	if (c.verdict == GATE_TRIAL) {
 		snprintf(msg, sizeof(msg), "%s: HALF_OPEN: retry time reached; "
 		    "this run is the account's trial", v->o->account);
@@ -230,6 +233,7 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 			fprintf(stderr, "cbexec: %s\n", err);
 			return -1;
 		}
+		v->rep.account_gate = (int)a.gate;
 		closed = a.gate != CB_HALF_OPEN || a.trial_by == NULL ||
 		    strcmp(a.trial_by, v->c->label) != 0;
 		breaker_account_free(&a);
@@ -259,6 +263,7 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 		update_failed(v->o->account, rc, err);
 		return -1;
 	}
+	v->rep.account_gate = (int)l.after.gate;
 	if (rc == 0)
 		return 0;
 	if (l.after.gate == CB_CLOSED)

@@ -312,12 +312,12 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	report_run(&v->rep, &rr);
 	/* The hook sees the counters that caused the transition. */
 	report_result(v, &res, &v->s);
-	if (v->rep.metrics_path != NULL &&
-	    report_metrics(&v->rep, &v->s, r->duration, err, sizeof(err)) == -1)
-		report_warn(&v->rep, "%s", err);
 	/* What the provider said holds for every circuit on the account. */
 	if (gate_learn(v, d, run.ignored) == -1)
 		return CB_EXIT_ERROR;
+	if (v->rep.metrics_path != NULL &&
+	    report_metrics(&v->rep, &v->s, r->duration, err, sizeof(err)) == -1)
+		report_warn(&v->rep, "%s", err);
 
 	if (sup_aborted())
 		return CB_EXIT_ABORT;
