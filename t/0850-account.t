@@ -207,6 +207,12 @@ else
 	skip "promtool not installed"
 fi
 
+# --- --status --all lists the accounts after the circuits -------------------
+"$CBEXEC" --status --all >out 2>&1
+like "$(cat out)" "^account max: OPEN  usage limit until [0-9:]+ UTC \(learned by circuit m\); retry at [0-9T:.-]+Z \(in [0-9hms]+\)$" \
+    "--status --all: a line per account"
+ok "$(grep -c '^account lnk: .*symbolic link' out >/dev/null; echo $?)" "...an unreadable one says why"
+
 # --- completions: the accounts of the state directory ----------------------
 is "$(bash_comp "$TOP/contrib/cbexec.bash" --reset-account m | tr '\n' ' ' | sed 's/ $//')" \
     max "bash: --reset-account m -> max"

@@ -16,6 +16,7 @@
  * stops every circuit on the account with 125 and is never replaced; an
  * operator's --reset-account moves it aside.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,6 +353,68 @@ gate_status(const struct options *o, const struct cb_state *s, FILE *f)
 	}
 	breaker_account_free(&a);
 	return refusing;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+gate_list(FILE *f, const char *dir)
+{
+	struct cb_account a;
+	struct dirent *de;
+	char **v = NULL, **nv, err[4400], ts[80];
+	size_t n = 0, i, len, sl = strlen(ACCOUNT_SUFFIX);
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len <= sl ||
+		    strcmp(de->d_name + len - sl, ACCOUNT_SUFFIX) != 0)
+			continue;
+		if ((nv = realloc(v, (n + 1) * sizeof(*v))) == NULL)
+			break;
+		v = nv;
+		if ((v[n] = strndup(de->d_name, len - sl)) == NULL)
+			break;
+		n++;
+	}
+	closedir(d);
+	if (n > 0) {
+		qsort(v, n, sizeof(*v), by_name);
+		fputc('\n', f);
+	}
+	for (i = 0; i < n; i++) {
+		fprintf(f, "account %s: ", v[i]);
+		if (account_load(dir, v[i], &a, err, sizeof(err)) < 0) {
+			text_put(f, err);
+			fputc('\n', f);
+		} else {
+			fputs(circuit_name(a.gate), f);
+			if (a.gate != CB_CLOSED) {
+				fputs("  ", f);
+				text_put(f, a.reason != NULL ? a.reason :
+				    a.type);
+				if (a.circuit != NULL) {
+					fputs(" (learned by circuit ", f);
+					text_put(f, a.circuit);
+					fputc(')', f);
+				}
+			}
+			if (a.gate == CB_OPEN && a.retry_at >= 0)
+				fprintf(f, "; retry at %s", retry_in(a.retry_at,
+				    wall_now(), ts, sizeof(ts)));
+			fputc('\n', f);
+		}
+		breaker_account_free(&a);
+		free(v[i]);
+	}
+	free(v);
 }
 
 struct reset {

@@ -19,7 +19,8 @@
  * hidden temp files of a save, FILE.lock or FILE.corrupt-*), without
  * locks, and lists them by name; one that cannot be read is a row saying
  * why.  The retry time (retry_at, while a usage limit holds a circuit
- * OPEN) is read from the file's JSON as it is.
+ * OPEN) is read from the file's JSON as it is.  The text adds a line per
+ * account (NAME.account, --account) after the table.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -389,8 +390,10 @@ ops_status_all(const struct options *o)
 	if (n == 0) {
 		if (o->json)
 			report_status_all(stdout, NULL, 0, 1, 0, wall_now());
-		else
+		else {
 			printf("no circuits in %s\n", dir);
+			gate_list(stdout, dir);
+		}
 		rc = CB_EXIT_OK;
 		goto out;
 	}
@@ -427,6 +430,8 @@ ops_status_all(const struct options *o)
 	}
 	report_status_all(stdout, rows, n, o->json,
 	    terminal_width(STDOUT_FILENO), wall_now());
+	if (!o->json)
+		gate_list(stdout, dir);
 	rc = any_open ? CB_EXIT_OPEN : any_bad ? CB_EXIT_ERROR : CB_EXIT_OK;
 out:
 	for (i = 0; i < n; i++) {
