@@ -140,6 +140,8 @@ struct cb_state {
 	double retry_at;		/* OPEN until then (a usage limit's reset
 					 * time), epoch seconds; < 0 means null */
 	char *session_id;		/* the agent's last session or thread id */
+	char *account;			/* --account of the last invocation that
+					 * ran, for --status; NULL: none */
 	struct cb_event *history;	/* oldest first */
 	size_t n_history;
 	double last_run_at;		/* end of the last run; < 0 means null */

@@ -123,8 +123,14 @@ int account_update(const char *dir, const char *name, double wait,
     char *aside, size_t asidelen, char *err, size_t errlen);
 
 /* The document as JSON (caller frees): cJSON and text ending in a
- * newline; NULL when out of memory. */
+ * newline; NULL when out of memory.  account_from_text reads it back
+ * from len bytes of text (text[len] must be a NUL, as hiredis and
+ * store_read_text leave it) into *a (not initialised; free it in any
+ * case): 0, -1 with err when corrupt (a NUL byte, not UTF-8, bad JSON, a
+ * key twice, a wrong type), -2 for a newer version. */
 struct cJSON *account_to_json(const struct cb_account *a);
 char *account_text(const struct cb_account *a);
+int account_from_text(const char *text, size_t len, const char *name,
+    struct cb_account *a, char *err, size_t errlen);
 
 #endif

@@ -93,8 +93,13 @@ like "$(cat out)" "^account: +max  \(gate OPEN since " "--status: the gate"
 like "$(cat out)" "^account reason: +usage limit until [0-9:]+ UTC \(learned by circuit a\)" "--status: why"
 like "$(cat out)" "^account retry at: +[0-9T:.-]+Z \(in [0-9hms]+\)" "--status: retry at ... (in ...)"
 "$CBEXEC" --status --json --account max --name b >out 2>&1
-is "$(perl -MJSON::PP -0777 -ne '$j=decode_json($_); print "$j->{state}/$j->{account}{gate}/$j->{account}{type}"' out)" \
-    "CLOSED/OPEN/usage_limit" "--status --json: the account member"
+is "$(perl -MJSON::PP -0777 -ne '$j=decode_json($_); print "$j->{state}/$j->{account_gate}{account}/$j->{account_gate}{gate}/$j->{account_gate}{type}"' out)" \
+    "CLOSED/max/OPEN/usage_limit" "--status --json: the account_gate member"
+"$CBEXEC" --status --name a >out 2>&1
+is "$?" 120 "--status of A without --account: the circuit remembers its account"
+like "$(cat out)" "^account: +max  \(gate OPEN since " "...and shows the gate"
+is "$(jget "$CBEXEC_STATE_DIR/a.json" account)" max "the state file names the account"
+is "$(jget "$CBEXEC_STATE_DIR/c.json" account)" null "...only when there is one"
 
 # At the reset time one trial goes, and its success closes the gate.
 "$CBEXEC" --reset-account max -q

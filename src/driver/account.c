@@ -74,6 +74,16 @@ acct_dir(struct inv *v)
 	return v->acct_dir;
 }
 
+/* The circuit as the document names it: its label made UTF-8 (a --state
+ * path may hold any bytes; the document holds only UTF-8). */
+static const char *
+who(struct inv *v)
+{
+	if (v->acct_who == NULL)
+		v->acct_who = utf8_sanitize(v->c->label, strlen(v->c->label));
+	return v->acct_who;
+}
+
 struct claim {
 	const char *circuit;
 	double lease, now;
@@ -158,7 +168,10 @@ gate_admit(struct inv *v)
 		return -1;
 
 	memset(&c, 0, sizeof(c));
-	c.circuit = v->c->label;
+	if ((c.circuit = who(v)) == NULL) {
+		fprintf(stderr, "cbexec: out of memory\n");
+		return CB_EXIT_ERROR;
+	}
 	c.lease = trial_lease(v->o);
 	c.now = wall_now();
 	rc = account_update(dir, v->o->account, ACCOUNT_LOCK_WAIT, 1,
@@ -236,15 +249,19 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 		}
 		v->rep.account_gate = (int)a.gate;
 		closed = a.gate != CB_HALF_OPEN || a.trial_by == NULL ||
-		    strcmp(a.trial_by, v->c->label) != 0;
+		    who(v) == NULL || strcmp(a.trial_by, who(v)) != 0;
 		breaker_account_free(&a);
 		if (closed)
 			return 0;
 	}
 	memset(&l, 0, sizeof(l));
-	l.circuit = v->c->label;
+	if ((l.circuit = who(v)) == NULL) {
+		fprintf(stderr, "cbexec: out of memory\n");
+		return -1;
+	}
 	l.type = fact ? d->c.type : "";
-	l.message = d->c.message;
+	/* As the circuit keeps it: UTF-8, cut to CB_TEXT_MAX. */
+	l.message = v->s.last_error.message;
 	l.now = wall_now();
 	if (strcmp(l.type, "usage_limit") == 0) {
 		/* The circuit's breaker read the reset time (rule 8). */
@@ -283,10 +300,12 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 }
 
 /* --status: the gate's rows under the circuit's (text), or the document
- * as the "account" member of the state object (json).  1 when the gate
+ * as the "account_gate" member of the state object (json), whose
+ * "account" is the name.  1 when the gate
  * refuses runs now, 0 when not, -1 on error (printed). */
 int
-gate_status(const struct options *o, const struct cb_state *s, FILE *f)
+gate_status(const struct options *o, const char *account,
+    const struct cb_state *s, FILE *f)
 {
 	struct cb_account a;
 	char err[4400], *dir, ts[80];
@@ -298,7 +317,7 @@ gate_status(const struct options *o, const struct cb_state *s, FILE *f)
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
-	rc = account_load(dir, o->account, &a, err, sizeof(err));
+	rc = account_load(dir, account, &a, err, sizeof(err));
 	free(dir);
 	if (rc < 0) {
 		breaker_account_free(&a);
@@ -311,7 +330,7 @@ gate_status(const struct options *o, const struct cb_state *s, FILE *f)
 		j = state_to_json(s);
 		aj = account_to_json(&a);
 		if (j == NULL || aj == NULL ||
-		    !cJSON_AddItemToObject(j, "account", aj) ||
+		    !cJSON_AddItemToObject(j, "account_gate", aj) ||
 		    (text = cJSON_Print(j)) == NULL) {
 			cJSON_Delete(aj);
 			cJSON_Delete(j);
@@ -323,7 +342,7 @@ gate_status(const struct options *o, const struct cb_state *s, FILE *f)
 		free(text);
 		cJSON_Delete(j);
 	} else {
-		fprintf(f, "%-20s %s  (gate %s", "account:", o->account,
+		fprintf(f, "%-20s %s  (gate %s", "account:", account,
 		    circuit_name(a.gate));
 		if (a.since >= 0 && a.gate != CB_CLOSED)
 			fprintf(f, " since %s", iso8601(a.since, ts,
@@ -349,7 +368,7 @@ gate_status(const struct options *o, const struct cb_state *s, FILE *f)
 		}
 		if (a.gate != CB_CLOSED)
 			fprintf(f, "%-20s cbexec --reset-account %s\n",
-			    "account reset:", o->account);
+			    "account reset:", account);
 	}
 	breaker_account_free(&a);
 	return refusing;

@@ -487,6 +487,9 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 	}
 	if (o->phase != NULL)
 		breaker_set_str(&v->s.phase, o->phase);
+	/* So that --status shows the gate without being told the account. */
+	if (o->account != NULL)
+		breaker_set_str(&v->s.account, o->account);
 	v->state_dir = dir_of(c->path);
 	if (asprintf(&v->status_file, "%s.status", c->path) == -1) {
 		v->status_file = NULL;
@@ -523,6 +526,8 @@ inv_end(struct inv *v)
 	v->status_file = NULL;
 	free(v->acct_dir);
 	v->acct_dir = NULL;
+	free(v->acct_who);
+	v->acct_who = NULL;
 	if (v->loaded)
 		breaker_free(&v->s);
 	v->loaded = 0;

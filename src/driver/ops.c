@@ -95,17 +95,19 @@ int
 ops_status(const struct options *o, const struct circuit *c)
 {
 	struct cb_state s;
-	int open;
-
-	int gate = 0;
+	const char *account;
+	int open, gate = 0;
 
 	if (load(o, c, &s) == -1)
 		return CB_EXIT_ERROR;
+	/* --account, else the one the circuit last ran with. */
+	account = o->account != NULL ? o->account : s.account;
 	/* With an account, --json's object carries its gate. */
-	if (o->account == NULL || !o->json)
+	if (account == NULL || !o->json)
 		report_status(stdout, &s, c->label, c->reset_hint, o->json,
 		    wall_now());
-	if (o->account != NULL && (gate = gate_status(o, &s, stdout)) == -1) {
+	if (account != NULL &&
+	    (gate = gate_status(o, account, &s, stdout)) == -1) {
 		breaker_free(&s);
 		return CB_EXIT_ERROR;
 	}

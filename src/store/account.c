@@ -171,15 +171,44 @@ from_json(const cJSON *j, struct cb_account *a, char *err, size_t errlen)
 	return 0;
 }
 
+int
+account_from_text(const char *text, size_t len, const char *name,
+    struct cb_account *a, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	cJSON *j;
+	int rc;
+
+	if (breaker_account_init(a, name) == -1) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (memchr(text, '\0', len) != NULL ||
+	    utf8_invalid(text, len) != NULL) {
+		snprintf(err, errlen, "not valid UTF-8 text");
+		return -1;
+	}
+	if ((j = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1)) == NULL) {
+		snprintf(err, errlen, "JSON syntax error");
+		return -1;
+	}
+	rc = from_json(j, a, err, errlen);
+	cJSON_Delete(j);
+	if (rc < 0) {
+		/* *a stays a gate the caller can free */
+		breaker_account_free(a);
+		breaker_account_init(a, name);
+	}
+	return rc;
+}
+
 /* account_load on path. */
 static int
 load_path(const char *path, const char *name, struct cb_account *a,
     char *err, size_t errlen)
 {
 	char *buf = NULL, why[256];
-	const char *end = NULL;
 	size_t len;
-	cJSON *j;
 	int rc;
 
 	if (breaker_account_init(a, name) == -1) {
@@ -188,24 +217,13 @@ load_path(const char *path, const char *name, struct cb_account *a,
 	}
 	if ((rc = store_read_text(path, 0, &buf, &len, err, errlen)) != 0)
 		return rc;
-	if ((j = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1)) == NULL) {
-		snprintf(err, errlen, "%s: corrupt account file: JSON syntax "
-		    "error", path);
-		free(buf);
-		return -1;
-	}
+	breaker_account_free(a);
+	rc = account_from_text(buf, len, name, a, why, sizeof(why));
 	free(buf);
-	rc = from_json(j, a, why, sizeof(why));
-	cJSON_Delete(j);
-	if (rc < 0) {
+	if (rc < 0)
 		snprintf(err, errlen, "%s: corrupt account file: %s", path,
 		    why);
-		breaker_account_free(a);
-		/* keep *a usable for the caller's free */
-		breaker_account_init(a, name);
-		return rc;
-	}
-	return 0;
+	return rc;
 }
 
 int
