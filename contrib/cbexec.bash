@@ -49,34 +49,24 @@ _cbexec_signals='TERM INT HUP QUIT KILL USR1 USR2 ALRM ABRT PIPE CONT STOP
 _cbexec_sources='git files status cmd exit auto yes no'
 _cbexec_agents='claude codex gemini qwen opencode none'
 
-# The circuit names: NAME for every NAME.json in the state directory.  A
-# relative XDG_STATE_HOME is ignored, as cbexec ignores it.
-_cbexec_circuits()
+# The names of the state directory's files ending in $1: NAME.json are the
+# circuits, NAME.account the accounts.  A relative XDG_STATE_HOME is
+# ignored, as cbexec ignores it.
+_cbexec_state_names()
 {
 	local xdg=$XDG_STATE_HOME
 	[[ $xdg == /* ]] || xdg=$HOME/.local/state
 	local dir=${CBEXEC_STATE_DIR:-$xdg/cbexec}
 	local f
-	for f in "$dir"/*.json; do
+	for f in "$dir"/*"$1"; do
 		[[ -f $f ]] || continue
 		f=${f##*/}
-		printf '%s\n' "${f%.json}"
+		printf '%s\n' "${f%"$1"}"
 	done
 }
 
-# The accounts: NAME for every NAME.account in the state directory.
-_cbexec_accounts()
-{
-	local xdg=$XDG_STATE_HOME
-	[[ $xdg == /* ]] || xdg=$HOME/.local/state
-	local dir=${CBEXEC_STATE_DIR:-$xdg/cbexec}
-	local f
-	for f in "$dir"/*.account; do
-		[[ -f $f ]] || continue
-		f=${f##*/}
-		printf '%s\n' "${f%.account}"
-	done
-}
+_cbexec_circuits() { _cbexec_state_names .json; }
+_cbexec_accounts() { _cbexec_state_names .account; }
 
 # The long option $1 names, spelled out: itself, or the one option it is
 # a unique prefix of, as getopt_long takes it (--pha: --phase).
