@@ -129,6 +129,26 @@ CIRCUIT=b LIMIT=1 RESET=$NEXT cb -q --account max --name b -- claude -p x >/dev/
 is "$?/$(acct gate)/$(acct circuit)" "120/OPEN/b" "a trial meeting the limit again: OPEN again, learned by b"
 is "$(acct retry_at)" "$(date -u -d "@$NEXT" +%Y-%m-%dT%H:%M:%S.000Z)" "...until the new reset time"
 
+# While another circuit's trial goes on, the others wait for it; a claim
+# its cbexec never gave back (killed) lapses.
+now=$(date +%s)
+iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%S.000Z; }
+cat >"$CBEXEC_STATE_DIR/max.account" <<EOF
+{"version":1,"account":"max","gate":"HALF_OPEN","type":"usage_limit",
+ "reason":"usage limit until 00:00 UTC","circuit":"a","since":"$(iso $now)",
+ "retry_at":"$(iso $now)","trial_by":"z","trial_until":"$(iso $((now + 3600)))",
+ "generation":9,"total_opens":1,"updated_at":"$(iso $now)"}
+EOF
+rm -f "$LOG"
+CIRCUIT=y cb --account max --name y -- claude -p x >/dev/null 2>err
+is "$?/$(runs y)" "120/0" "a trial of another circuit going on: refused"
+like "$(cat err)" "account max is HALF_OPEN: a trial run of circuit z is going on; retry in [0-9hms]+; not running" \
+    "...saying whose trial"
+sed -i "s/$(iso $((now + 3600)))/$(iso $((now - 1)))/" "$CBEXEC_STATE_DIR/max.account"
+CIRCUIT=y cb --account max --name y -- claude -p x >/dev/null 2>&1
+is "$?/$(runs y)/$(acct gate)/$(acct generation)" "0/1/CLOSED/11" \
+    "a lapsed claim: the next circuit takes the trial (one write), its success closes the gate (another)"
+
 # --loop waits for the account's retry time, then runs.
 "$CBEXEC" --reset-account max -q
 RESET=$(( $(date +%s) + SOON ))
