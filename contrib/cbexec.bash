@@ -7,7 +7,9 @@
 # Completes cbexec's own options, phase names after --phase (the built-in
 # ones and those of the config file, in any case) and --unskip, signal
 # names with or without SIG after --signal, progress sources after
-# --progress (each once), agents after --agent, circuit names (the *.json
+# --progress (each once), agents after --agent, account names (the
+# *.account files of the state directory) after --account and
+# --reset-account, circuit names (the *.json
 # files of the state directory) after --name and as the CIRCUIT of
 # --status, --reset-circuit, --history, --trip, --skip, --unskip and
 # --record, a file after --allow-config, files and directories where an
@@ -26,7 +28,8 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--progress-cmd --watch --exclude --capture-bytes --no-capture-stdout
 	--keep-orphans --exit-codes --skip --unskip --record --exit --message
 	--stderr-file --stdout-file --create --all --allow-config --agent
-	--idle-timeout --max-cost --max-tokens --max-turns --max-repeat-calls'
+	--idle-timeout --max-cost --max-tokens --max-turns --max-repeat-calls
+	--account --reset-account'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -37,7 +40,7 @@ _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--half-open-trials --history-size --progress --progress-cmd --watch
 	--exclude --capture-bytes --exit-codes --unskip --exit --message
 	--stderr-file --stdout-file --agent --idle-timeout --max-cost
-	--max-tokens --max-turns --max-repeat-calls'
+	--max-tokens --max-turns --max-repeat-calls --account --reset-account'
 # Short options that take a value.
 _cbexec_arg_shorts='sNCptkTnc'
 
@@ -48,20 +51,24 @@ _cbexec_signals='TERM INT HUP QUIT KILL USR1 USR2 ALRM ABRT PIPE CONT STOP
 _cbexec_sources='git files status cmd exit auto yes no'
 _cbexec_agents='claude codex gemini qwen opencode none'
 
-# The circuit names: NAME for every NAME.json in the state directory.  A
-# relative XDG_STATE_HOME is ignored, as cbexec ignores it.
-_cbexec_circuits()
+# The names of the state directory's files ending in $1: NAME.json are the
+# circuits, NAME.account the accounts.  A relative XDG_STATE_HOME is
+# ignored, as cbexec ignores it.
+_cbexec_state_names()
 {
 	local xdg=$XDG_STATE_HOME
 	[[ $xdg == /* ]] || xdg=$HOME/.local/state
 	local dir=${CBEXEC_STATE_DIR:-$xdg/cbexec}
 	local f
-	for f in "$dir"/*.json; do
+	for f in "$dir"/*"$1"; do
 		[[ -f $f ]] || continue
 		f=${f##*/}
-		printf '%s\n' "${f%.json}"
+		printf '%s\n' "${f%"$1"}"
 	done
 }
+
+_cbexec_circuits() { _cbexec_state_names .json; }
+_cbexec_accounts() { _cbexec_state_names .account; }
 
 # The long option $1 names, spelled out: itself, or the one option it is
 # a unique prefix of, as getopt_long takes it (--pha: --phase).
@@ -194,6 +201,9 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		;;
 	--agent)
 		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_agents" -- "$cur")
+		;;
+	--account|--reset-account)
+		mapfile -t COMPREPLY < <(compgen -W "$(_cbexec_accounts)" -- "$cur")
 		;;
 	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file)
 		_cbexec_files -f "$cur"

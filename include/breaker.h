@@ -159,6 +159,8 @@ struct cb_state {
 	double retry_at;		/* OPEN until then (a usage limit's reset
 					 * time), epoch seconds; < 0 means null */
 	char *session_id;		/* the agent's last session or thread id */
+	char *account;			/* --account of the last invocation that
+					 * ran, for --status; NULL: none */
 	struct cb_event *history;	/* oldest first */
 	size_t n_history;
 	double last_run_at;		/* end of the last run; < 0 means null */
@@ -321,5 +323,74 @@ void breaker_set_str(char **dst, const char *src);
 
 /* Append an event (copies the strings), dropping the oldest past max. */
 void breaker_add_event(struct cb_state *s, int max, const struct cb_event *e);
+
+/*
+ * A provider account's gate (SPEC §9, --account NAME): what any run of any
+ * circuit on the account learned of the provider -- a usage limit with its
+ * reset time, a billing or auth failure -- so that every circuit on it
+ * refuses to start a run the provider would refuse too.  OPEN refuses
+ * (until retry_at for a usage limit; until an operator's --reset-account
+ * for billing or auth); at retry_at one circuit claims the one trial run
+ * (HALF_OPEN, trial_by), and what that run meets re-arms or closes it.  The
+ * store keeps it as one JSON document per account; generation goes up by
+ * one with every write, for a store that compares and sets.
+ */
+struct cb_account {
+	char *name;
+	enum cb_circuit gate;		/* CLOSED, HALF_OPEN (a trial), OPEN */
+	char type[64];			/* usage_limit, billing or auth; "" */
+	char *reason;			/* "usage limit until 21:00 UTC", "fatal:
+					 * billing"; NULL when CLOSED */
+	char *message;			/* the provider's words, UTF-8, or NULL */
+	char *circuit;			/* the circuit whose run learned it */
+	double since;			/* when it was learned; < 0 null */
+	double retry_at;		/* refused until then; < 0: until a reset */
+	char *trial_by;			/* HALF_OPEN: the circuit of the trial */
+	double trial_until;		/* its claim lapses then; < 0 null */
+	long generation;		/* writes so far */
+	long total_opens;
+	double updated_at;		/* < 0 null */
+};
+
+/* What breaker_gate_admit() decided. */
+enum cb_gate_verdict {
+	GATE_PASS,	/* the gate is CLOSED: run, nothing to write */
+	GATE_TRIAL,	/* this circuit claimed the trial: save, then run */
+	GATE_REFUSE	/* refused: do not run */
+};
+
+/* A CLOSED gate for account name.  0 / -1 on ENOMEM. */
+int breaker_account_init(struct cb_account *a, const char *name);
+void breaker_account_free(struct cb_account *a);
+
+/*
+ * Before a run of circuit: CLOSED passes; OPEN before retry_at, OPEN for
+ * billing or auth, and a trial another circuit claimed until trial_until
+ * refuse; otherwise circuit claims the trial (HALF_OPEN) for lease
+ * seconds.
+ */
+enum cb_gate_verdict breaker_gate_admit(struct cb_account *a,
+    const char *circuit, double lease, double now);
+
+/* Refused until then (retry_at, or a trial's claim); < 0: until reset. */
+double breaker_gate_until(const struct cb_account *a);
+
+/*
+ * After a run of circuit that ended as type (its classification's type;
+ * "" for a success) with message: a usage limit opens the gate until
+ * retry_at (the latest word wins), billing or auth opens it until
+ * a reset (and wins over a usage limit), both with reason; any other end
+ * of the trial circuit claimed closes it.  Returns 1 when a changed (to be
+ * saved), else 0.
+ */
+int breaker_gate_learn(struct cb_account *a, const char *circuit,
+    const char *type, const char *reason, const char *message,
+    double retry_at, double now);
+
+/* The provider fact type is: 1 for usage_limit, billing and auth. */
+int breaker_gate_fact(const char *type);
+
+/* An operator's --reset-account: CLOSED, the fact forgotten. */
+void breaker_gate_reset(struct cb_account *a, double now);
 
 #endif

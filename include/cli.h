@@ -14,7 +14,7 @@
 
 enum mode { MODE_RUN, MODE_STATUS, MODE_RESET, MODE_HISTORY, MODE_TRIP,
 	MODE_HELP, MODE_VERSION, MODE_SKIP, MODE_UNSKIP, MODE_RECORD,
-	MODE_ALLOW_CONFIG };
+	MODE_ALLOW_CONFIG, MODE_RESET_ACCOUNT };
 
 /* Where a value came from; a later source only fills what is unset. */
 enum origin { FROM_DEFAULT, FROM_PHASE, FROM_CONFIG, FROM_ENV, FROM_CLI };
@@ -88,6 +88,9 @@ struct options {
 	char **argv;
 	/* --allow-config [FILE]: the file to approve */
 	char *allow_path;
+	/* --account NAME (SPEC §9): the provider account's gate */
+	char *account;
+	char *reset_account;		/* --reset-account NAME */
 	/* origin of each option, by option id (see cli.c) */
 	unsigned char origin[128];
 };

@@ -27,6 +27,9 @@ struct reporter {
 	double hook_timeout;	/* --kill-after for the hook */
 	const char *log_path;	/* --log, for messages (reporter_open) */
 	int follow;		/* --follow-symlinks: --log, --metrics too */
+	const char *account;	/* --account NAME or NULL */
+	int account_gate;	/* its gate (enum cb_circuit) as last seen, for
+				 * --metrics; -1 not known */
 };
 
 /* Open the --log file (O_APPEND; NULL: none) and decide on colour; the

@@ -82,4 +82,55 @@ int state_move_aside(const char *path, double now, char *newpath,
 /* Create the missing parent directories of path with mode 0700. */
 int state_mkdirs(const char *path, char *err, size_t errlen);
 
+/*
+ * Accounts (SPEC §9, --account NAME): the gate of struct cb_account as one
+ * JSON document per account, "NAME.account" in the state directory dir
+ * (beside the circuits, which are *.json), locked by a short flock on
+ * "NAME.account.lock" only while it is read, changed and written, and
+ * written as the state file is (temp file, fsync, rename, fsync of the
+ * directory; 0600; no link followed; owner and mode checked as for the
+ * state).  Another backend implements the same four calls.
+ */
+#define ACCOUNT_SUFFIX ".account"
+
+/* The document's path for account name in dir (malloc'd), or NULL. */
+char *account_path(const char *dir, const char *name);
+
+/* Read account name into *a (no lock: a reader sees the old document or
+ * the new).  0, 1 when there is none (*a a CLOSED gate), -1 when it is
+ * corrupt or unreadable, -2 when refused (link, not a regular file, not
+ * trusted); err names the file. */
+int account_load(const char *dir, const char *name, struct cb_account *a,
+    char *err, size_t errlen);
+
+/*
+ * Read, change and write account name as one step under its lock (waiting
+ * up to wait seconds for it; a holder keeps it for microseconds): fn(a,
+ * arg) changes *a and returns 1 to have it written (generation + 1), 0 to
+ * leave it, -1 to fail.  A missing document is a CLOSED gate when create
+ * is set; otherwise ACCOUNT_NONE.  A corrupt one is never overwritten:
+ * ACCOUNT_BAD with err, unless aside is given, where it is first moved to
+ * "PATH.corrupt-TIMESTAMP" (named in aside) and fn gets a CLOSED gate.
+ * Returns fn's 0 or 1, or ACCOUNT_ERROR, ACCOUNT_BUSY, ACCOUNT_NONE,
+ * ACCOUNT_BAD (err says why, naming the file).
+ */
+#define ACCOUNT_ERROR	(-1)
+#define ACCOUNT_BUSY	(-2)
+#define ACCOUNT_NONE	(-3)
+#define ACCOUNT_BAD	(-4)
+int account_update(const char *dir, const char *name, double wait,
+    int create, int (*fn)(struct cb_account *, void *), void *arg,
+    char *aside, size_t asidelen, char *err, size_t errlen);
+
+/* The document as JSON (caller frees): cJSON and text ending in a
+ * newline; NULL when out of memory.  account_from_text reads it back
+ * from len bytes of text (text[len] must be a NUL, as hiredis and
+ * store_read_text leave it) into *a (not initialised; free it in any
+ * case): 0, -1 with err when corrupt (a NUL byte, not UTF-8, bad JSON, a
+ * key twice, a wrong type), -2 for a newer version. */
+struct cJSON *account_to_json(const struct cb_account *a);
+char *account_text(const struct cb_account *a);
+int account_from_text(const char *text, size_t len, const char *name,
+    struct cb_account *a, char *err, size_t errlen);
+
 #endif

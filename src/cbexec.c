@@ -35,6 +35,7 @@ usage(FILE *f)
 "              [--stdout-file F] [--progress yes|no|auto] [--task T]\n"
 "              [--phase P] [CIRCUIT]            apply a run's result\n"
 "       cbexec --allow-config [FILE]              approve a work tree's config\n"
+"       cbexec --reset-account NAME [--reason TEXT]  clear an account's gate\n"
 "       cbexec --help | --version\n"
 "\n"
 "Which circuit (CIRCUIT is a NAME, or a path with '/' or ending in .json):\n"
@@ -83,6 +84,10 @@ usage(FILE *f)
 "      --exit-codes open=N,stuck=N,abort=N,busy=N  remap 120-123\n"
 "      --agent NAME          the AI client COMMAND runs: claude, codex, gemini,\n"
 "                            qwen, opencode, or none (default: from COMMAND)\n"
+"      --account NAME        the provider account COMMAND uses ($CBEXEC_ACCOUNT):\n"
+"                            a usage limit, billing or auth failure any circuit\n"
+"                            on it meets refuses every circuit on it (120) until\n"
+"                            the reset time (then one trial) or --reset-account\n"
 "\n"
 "Spend of a known agent, from its output (0 = no cap; the run is stopped\n"
 "as on --timeout, class budget, exit 124; a figure only its result gives\n"
@@ -116,6 +121,7 @@ usage(FILE *f)
 "      --unskip P|T          run that phase or task again (a reset does too)\n"
 "      --create              with --trip: open a circuit that has not run yet\n"
 "      --all                 with --status: every circuit of the state dir\n"
+"      --reset-account NAME  close account NAME's gate (no such account: 125)\n"
 "\n"
 "Recording a run a loop script made itself (prints nothing; -v to speak):\n"
 "      --record              apply one run's result as a run would\n"
@@ -130,7 +136,9 @@ usage(FILE *f)
 "           (--status --all: none is OPEN)\n"
 "  1-119    the command's own exit status\n"
 "  120      OPEN: the circuit is open (refused, or opened now; a usage limit\n"
-"           or a spend window over its cap holds it until it frees up)\n"
+"           or a spend window over its cap holds it until it frees up), or\n"
+"           its --account's gate refused the run (--status: either refuses\n"
+"           runs)\n"
 "  121      STUCK: the same error or the same task failed repeatedly\n"
 "  122      ABORT: fatal error class, or interrupted by the operator\n"
 "  123      BUSY: another cbexec holds this circuit\n"
@@ -251,6 +259,10 @@ main(int argc, char **argv)
 	}
 	if (cli_finish(&o, err, sizeof(err)) == -1) {
 		rc = usage_error(err);
+		goto out;
+	}
+	if (o.mode == MODE_RESET_ACCOUNT) {
+		rc = ops_reset_account(&o);
 		goto out;
 	}
 	if (o.all) {

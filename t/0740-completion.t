@@ -20,7 +20,7 @@ is "$(comp --sig=K)" "--sig=KILL" "bash: --sig=K -> --sig=KILL"
 mkdir -p "$CBEXEC_STATE_DIR" d1
 : > "$CBEXEC_STATE_DIR/nightly.json"
 is "$(comp --statu ni)" nightly "bash: --statu (--status) CIRCUIT"
-is "$(comp --res --reas why ni)" nightly "bash: --res --reas TEXT CIRCUIT"
+is "$(comp --reset-c --reas why ni)" nightly "bash: --reset-c --reas TEXT CIRCUIT"
 is "$(comp --chd d)" d1 "bash: --chd completes directories"
 # Signals with or without SIG, and -s is the signal.
 is "$(comp --signal SIGK)" SIGKILL "bash: --signal SIGK -> SIGKILL"

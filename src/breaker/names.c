@@ -182,6 +182,7 @@ breaker_free(struct cb_state *s)
 	free(s->guidance);
 	free(s->stuck_task);
 	free(s->session_id);
+	free(s->account);
 	for (i = 0; i < s->n_skips; i++) {
 		free(s->skips[i].name);
 		free(s->skips[i].reason);
@@ -239,7 +240,7 @@ breaker_snapshot(const struct cb_state *s, struct cb_state *b)
 	*b = *s;
 	b->phase = b->last_failed_task = b->last_fingerprint = NULL;
 	b->last_error_hash = b->open_reason = b->guidance = NULL;
-	b->session_id = NULL;
+	b->session_id = b->account = NULL;
 	b->last_error.message = NULL;
 	b->last_progress_metric = NULL;
 	b->stuck_task = NULL;

@@ -32,7 +32,7 @@ enum opt_id {
 	O_KEEP_ORPHANS, O_EXIT_CODES, O_SKIP, O_UNSKIP, O_RECORD, O_EXIT,
 	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_CREATE, O_ALL, O_ALLOW_CONFIG,
 	O_AGENT, O_IDLE_TIMEOUT, O_MAX_COST, O_MAX_TOKENS, O_MAX_TURNS,
-	O_MAX_REPEAT_CALLS, O_COUNT
+	O_MAX_REPEAT_CALLS, O_ACCOUNT, O_RESET_ACCOUNT, O_COUNT
 };
 /* o->origin has a slot per option; a table that outgrows it fails to
  * compile rather than writing past it. */
@@ -44,7 +44,7 @@ _Static_assert(O_COUNT <= sizeof(((struct options *)0)->origin),
  * of one recorded run. */
 #define NOT_IN_CONFIG(id) ((id) <= O_VERSION || (id) == O_CONFIG ||	\
 	((id) >= O_SKIP && (id) <= O_STDOUT_FILE) || (id) == O_CREATE ||	\
-	(id) == O_ALL || (id) == O_ALLOW_CONFIG)
+	(id) == O_ALL || (id) == O_ALLOW_CONFIG || (id) == O_RESET_ACCOUNT)
 
 struct opt {
 	const char *name;
@@ -120,6 +120,8 @@ static const struct opt opts[] = {
 	{ "max-tokens", required_argument, 0, O_MAX_TOKENS },
 	{ "max-turns", required_argument, 0, O_MAX_TURNS },
 	{ "max-repeat-calls", required_argument, 0, O_MAX_REPEAT_CALLS },
+	{ "account", required_argument, 0, O_ACCOUNT },
+	{ "reset-account", required_argument, 0, O_RESET_ACCOUNT },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -314,6 +316,18 @@ out:
 	return rc;
 }
 
+/* An account is named as a circuit is (SPEC §1's NAME). */
+static int
+set_account(char **dst, const struct opt *op, const char *v, char *err,
+    size_t len)
+{
+	if (!valid_name(v))
+		return errf(err, len, "invalid account name '%s' for --%s "
+		    "(letters, digits, '.', '_', '-'; not starting with '.')",
+		    v, op->name);
+	return replace_str(dst, v);
+}
+
 /* Apply one option.  Flags ignore v (NULL from argv). */
 static int
 set_option(struct options *o, const struct opt *op, const char *v,
@@ -344,7 +358,8 @@ set_option(struct options *o, const struct opt *op, const char *v,
 	case O_SKIP:
 	case O_UNSKIP:
 	case O_RECORD:
-	case O_ALLOW_CONFIG: {
+	case O_ALLOW_CONFIG:
+	case O_RESET_ACCOUNT: {
 		static const enum mode modes[] = {
 			[O_STATUS] = MODE_STATUS, [O_RESET] = MODE_RESET,
 			[O_HISTORY] = MODE_HISTORY, [O_TRIP] = MODE_TRIP,
@@ -352,6 +367,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 			[O_SKIP] = MODE_SKIP, [O_UNSKIP] = MODE_UNSKIP,
 			[O_RECORD] = MODE_RECORD,
 			[O_ALLOW_CONFIG] = MODE_ALLOW_CONFIG,
+			[O_RESET_ACCOUNT] = MODE_RESET_ACCOUNT,
 		};
 		/* --help and --version win over everything else. */
 		if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
@@ -367,6 +383,8 @@ set_option(struct options *o, const struct opt *op, const char *v,
 				    "--unskip");
 			return set_text(&o->unskip, v);
 		}
+		if (op->id == O_RESET_ACCOUNT)
+			return set_account(&o->reset_account, op, v, err, len);
 		return 0;
 	}
 	case O_JSON:
@@ -535,6 +553,8 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return set_caps(o, op, v, err, len);
 	case O_MAX_REPEAT_CALLS:
 		return set_count(&o->max_repeat_calls, 0, op, v, err, len);
+	case O_ACCOUNT:
+		return set_account(&o->account, op, v, err, len);
 	case O_COUNT:
 		break;
 	}
@@ -699,6 +719,9 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 		return replace_str(&o->allow_path, n_cmd == 1 ?
 		    argv[optind] : ".cbexec/config.json");
 	}
+	if (o->mode == MODE_RESET_ACCOUNT && n_cmd > 0)
+		return errf(err, len, "--reset-account takes no CIRCUIT: "
+		    "'%s'", argv[optind]);
 	if (o->all && (n_cmd > 0 || o->state_path != NULL ||
 	    o->name != NULL))
 		return errf(err, len, "--status --all lists every circuit of "
@@ -796,6 +819,7 @@ cli_env(struct options *o, char *err, size_t len)
 		{ "CB_MAX_CONSECUTIVE_ERRORS", "max-consecutive-errors" },
 		{ "CB_MAX_RETRIES", "max-retries" },
 		{ "CB_COOLDOWN", "cooldown" },
+		{ "CBEXEC_ACCOUNT", "account" },
 	};
 	char sub[256];
 	const char *v;
@@ -803,6 +827,9 @@ cli_env(struct options *o, char *err, size_t len)
 
 	for (i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
 		if ((v = getenv(envs[i].env)) == NULL)
+			continue;
+		/* An empty CBEXEC_ACCOUNT is none, as CBEXEC_STATE. */
+		if (*v == '\0' && strcmp(envs[i].key, "account") == 0)
 			continue;
 		if (cli_apply(o, envs[i].key, v, FROM_ENV, sub,
 		    sizeof(sub)) != 0)

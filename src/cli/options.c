@@ -91,6 +91,8 @@ options_free(struct options *o)
 	free(o->stderr_file);
 	free(o->stdout_file);
 	free(o->agent);
+	free(o->account);
+	free(o->reset_account);
 	strv_free(&o->watch);
 	strv_free(&o->exclude);
 	for (i = 0; i < o->n_phases; i++) {

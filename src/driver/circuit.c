@@ -174,6 +174,8 @@ circuit_reporter(const struct options *o, const struct circuit *c,
 	r->hook = o->on_state_change;
 	r->hook_timeout = o->kill_after;
 	r->follow = o->follow_symlinks;
+	r->account = o->account;
+	r->account_gate = -1;
 	return reporter_open(r, o->log_path);
 }
 

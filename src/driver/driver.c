@@ -63,9 +63,9 @@ budget_spent(struct inv *v)
 }
 
 /* --loop waits for an OPEN circuit's retry time when the budget lasts
- * that long (SPEC §4 rule 8). */
+ * that long (SPEC §4 rule 8); wait_until says until when. */
 static int
-waitable(const struct inv *v)
+waitable(struct inv *v)
 {
 	double until;
 
@@ -73,6 +73,7 @@ waitable(const struct inv *v)
 	    v->s.tripped)
 		return 0;
 	until = mono_now() + (v->s.retry_at - wall_now());
+	v->wait_until = v->s.retry_at;
 	return v->deadline <= 0 || until <= v->deadline;
 }
 
@@ -342,6 +343,9 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	report_run(&v->rep, &rr);
 	/* The hook sees the counters that caused the transition. */
 	report_result(v, &res, &v->s);
+	/* What the provider said holds for every circuit on the account. */
+	if (gate_learn(v, d, run.ignored) == -1)
+		return CB_EXIT_ERROR;
 	if (v->rep.metrics_path != NULL &&
 	    report_metrics(&v->rep, &v->s, r->duration, err, sizeof(err)) == -1)
 		report_warn(&v->rep, "%s", err);
@@ -397,7 +401,7 @@ refuse(struct inv *v)
 static int
 wait_retry(struct inv *v)
 {
-	double secs = v->s.retry_at - wall_now();
+	double secs = v->wait_until - wall_now();
 	char d[24];
 	int rc;
 
@@ -511,7 +515,8 @@ admit(struct inv *v)
 		/* --record prints nothing unless asked (-v). */
 		return v->rep.verbosity > -2 ? refuse(v) : CB_EXIT_OPEN;
 	}
-	return -1;
+	/* The circuit admits the run; the provider's account may not. */
+	return gate_admit(v);
 }
 
 /* The command that unskips name on this circuit: the reset hint with
@@ -572,6 +577,9 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 	}
 	if (o->phase != NULL)
 		breaker_set_str(&v->s.phase, o->phase);
+	/* So that --status shows the gate without being told the account. */
+	if (o->account != NULL)
+		breaker_set_str(&v->s.account, o->account);
 	v->state_dir = dir_of(c->path);
 	if (asprintf(&v->status_file, "%s.status", c->path) == -1) {
 		v->status_file = NULL;
@@ -616,6 +624,10 @@ inv_end(struct inv *v)
 	v->state_dir = NULL;
 	free(v->status_file);
 	v->status_file = NULL;
+	free(v->acct_dir);
+	v->acct_dir = NULL;
+	free(v->acct_who);
+	v->acct_who = NULL;
 	if (v->loaded)
 		breaker_free(&v->s);
 	v->loaded = 0;

@@ -28,6 +28,9 @@ struct inv {
 	int loaded;		/* s holds a loaded state (free it) */
 	const struct agent *agent;	/* the client COMMAND runs, or NULL */
 	double retry_after;	/* the last run's provider asked to wait */
+	double wait_until;	/* ADMIT_WAIT: --loop sleeps until then */
+	char *acct_dir;		/* where --account's document is, or NULL */
+	char *acct_who;		/* the circuit as the document names it */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */
@@ -80,6 +83,22 @@ int admit(struct inv *v);
  * run's own exit status, *failed whether it counts as a failure.
  */
 int record(struct inv *v, const struct run_done *d, int *code, int *failed);
+
+/*
+ * The account's gate (account.c, --account).  gate_admit: after the
+ * circuit admitted a run, -1 when it may start, ADMIT_WAIT (wait_until
+ * set) when --loop should sleep, else the exit status (120 refused, said
+ * on stderr unless -q; 125, 123).  gate_learn: after the run d was
+ * recorded, what it met goes into the gate; 0, or -1 with the message
+ * printed.  gate_status: --status's rows for account (or --json's
+ * "account_gate" member) on f; 1 when the gate refuses runs, 0 when not, -1 error.
+ */
+int gate_admit(struct inv *v);
+int gate_learn(struct inv *v, const struct run_done *d, int ignored);
+int gate_status(const struct options *o, const char *account,
+    const struct cb_state *s, FILE *f);
+/* --status --all (text): one line per account document of dir. */
+void gate_list(FILE *f, const char *dir);
 
 /* Run COMMAND once (run.c): 0 with *d filled (free it with
  * run_done_free), 1 when an operator signal came before it started

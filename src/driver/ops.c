@@ -19,7 +19,8 @@
  * hidden temp files of a save, FILE.lock or FILE.corrupt-*), without
  * locks, and lists them by name; one that cannot be read is a row saying
  * why.  The retry time (retry_at, while a usage limit holds a circuit
- * OPEN) is read from the file's JSON as it is.
+ * OPEN) is read from the file's JSON as it is.  The text adds a line per
+ * account (NAME.account, --account) after the table.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -94,13 +95,23 @@ int
 ops_status(const struct options *o, const struct circuit *c)
 {
 	struct cb_state s;
-	int open;
+	const char *account;
+	int open, gate = 0;
 
 	if (load(o, c, &s) == -1)
 		return CB_EXIT_ERROR;
-	report_status(stdout, &s, c->label, c->reset_hint, o->json,
-	    wall_now());
-	open = s.state == CB_OPEN;
+	/* --account, else the one the circuit last ran with. */
+	account = o->account != NULL ? o->account : s.account;
+	/* With an account, --json's object carries its gate. */
+	if (account == NULL || !o->json)
+		report_status(stdout, &s, c->label, c->reset_hint, o->json,
+		    wall_now());
+	if (account != NULL &&
+	    (gate = gate_status(o, account, &s, stdout)) == -1) {
+		breaker_free(&s);
+		return CB_EXIT_ERROR;
+	}
+	open = s.state == CB_OPEN || gate == 1;
 	breaker_free(&s);
 	return open ? CB_EXIT_OPEN : CB_EXIT_OK;
 }
@@ -381,8 +392,10 @@ ops_status_all(const struct options *o)
 	if (n == 0) {
 		if (o->json)
 			report_status_all(stdout, NULL, 0, 1, 0, wall_now());
-		else
+		else {
 			printf("no circuits in %s\n", dir);
+			gate_list(stdout, dir);
+		}
 		rc = CB_EXIT_OK;
 		goto out;
 	}
@@ -419,6 +432,8 @@ ops_status_all(const struct options *o)
 	}
 	report_status_all(stdout, rows, n, o->json,
 	    terminal_width(STDOUT_FILENO), wall_now());
+	if (!o->json)
+		gate_list(stdout, dir);
 	rc = any_open ? CB_EXIT_OPEN : any_bad ? CB_EXIT_ERROR : CB_EXIT_OK;
 out:
 	for (i = 0; i < n; i++) {

@@ -10,7 +10,9 @@
  * class="...".  The skips (SPEC §9) are a count and one
  * cbexec_skip_timestamp_seconds sample per skip, labelled with its kind,
  * name and reason (cut short: a label is no place for an essay); its value
- * is when it was skipped, 0 when an older state file did not say.
+ * is when it was skipped, 0 when an older state file did not say.  With
+ * --account, cbexec_account_gate{account="NAME"} is the account's gate as
+ * the run last saw it.
  *
  * The text is built in memory and the file replaced atomically (temp file
  * "FILE.XXXXXX" in the same directory, fsync, rename) so node_exporter
@@ -222,6 +224,16 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 	put_secs(f, "cbexec_last_success_timestamp_seconds", l,
 	    s->last_success_at);
 	put_spend(f, l, s);
+	if (r->account != NULL && r->account_gate >= 0) {
+		put_head(f, "cbexec_account_gate", "gauge", "Gate of the "
+		    "circuit's --account (0 CLOSED, 1 HALF_OPEN: a trial, 2 "
+		    "OPEN: runs refused).");
+		fputs("cbexec_account_gate{circuit=\"", f);
+		put_label(f, l);
+		fputs("\",account=\"", f);
+		put_label(f, r->account);
+		fprintf(f, "\"} %d\n", r->account_gate);
+	}
 	if (fclose(f) != 0) {
 		free(p);
 		return NULL;

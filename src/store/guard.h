@@ -26,4 +26,21 @@ int guard_dir(const char *path, char *err, size_t errlen);
 int guard_file(const char *path, const struct stat *st, char *err,
     size_t errlen);
 
+/*
+ * state.c: read path whole (no link followed unless follow_symlinks, a
+ * regular file in a trusted directory, owned as guard_file says) and check
+ * that it can be cbexec's JSON text: 0 with the NUL-terminated text in
+ * *out (*outlen bytes, caller frees), 1 when there is no file, -1 when it
+ * is unreadable or corrupt, -2 when it is refused (a link, a FIFO, a
+ * device, a directory, not trusted).
+ */
+int store_read_text(const char *path, int follow_symlinks, char **out,
+    size_t *outlen, char *err, size_t errlen);
+
+/* statesave.c: text to path atomically, as state_save() writes (temp
+ * file, fsync, rename, fsync of the directory; no link followed; missing
+ * directories made 0700). */
+int store_write_text(const char *path, const char *text, char *err,
+    size_t errlen);
+
 #endif

@@ -45,4 +45,8 @@ int get_time(const struct cJSON *o, const char *key, const char *field,
 int get_circuit(const struct cJSON *o, const char *key, const char *field,
     int *c, char *err, size_t errlen);
 
+/* stateparse.c: -1 with the first key given twice in any object of j
+ * named in err, else 0. */
+int no_duplicates(const struct cJSON *j, char *err, size_t errlen);
+
 #endif

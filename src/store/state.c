@@ -196,16 +196,10 @@ where(const char *buf, size_t off, char *out, size_t outlen)
 	snprintf(out, outlen, "line %zu column %zu", line, col);
 }
 
-/*
- * Read path whole and check that it can be a state file's text: 0 with
- * the text in *out (NUL-terminated, *outlen bytes), 1 when there is no
- * file, -1 when it is unreadable or not such text, -2 for a symlink
- * without follow_symlinks, a FIFO, device or directory, or a file or
- * directory not trusted (guard.c).
- */
-static int
-read_text(const char *path, int follow_symlinks, char **out, size_t *outlen,
-    char *err, size_t errlen)
+/* guard.h: a state file's (or an account document's) text, checked. */
+int
+store_read_text(const char *path, int follow_symlinks, char **out,
+    size_t *outlen, char *err, size_t errlen)
 {
 	const char *bad;
 	char *buf = NULL;
@@ -294,7 +288,7 @@ state_load(const char *path, int follow_symlinks, const char *name,
 	cJSON *j;
 	int rc;
 
-	if ((rc = read_text(path, follow_symlinks, &buf, &len, err,
+	if ((rc = store_read_text(path, follow_symlinks, &buf, &len, err,
 	    errlen)) != 0) {
 		if (rc != 1)
 			return rc;
@@ -336,7 +330,7 @@ state_load_json(const char *path, int follow_symlinks, struct cb_state *s,
 	int rc;
 
 	*j = NULL;
-	if ((rc = read_text(path, follow_symlinks, &buf, &len, err,
+	if ((rc = store_read_text(path, follow_symlinks, &buf, &len, err,
 	    errlen)) != 0) {
 		if (rc == 1)
 			snprintf(err, errlen, "%s: %s", path, strerror(ENOENT));

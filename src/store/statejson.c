@@ -529,6 +529,11 @@ state_text(const struct cb_state *s)
 	puts_(&b, "}");
 	key(&b, "session_id");
 	put_str_or_null(&b, s->session_id);
+	/* Only with --account: a state without one reads as before. */
+	if (s->account != NULL) {
+		key(&b, "account");
+		put_str_or_null(&b, s->account);
+	}
 	key(&b, "last_run_at");
 	put_time_or_null(&b, s->last_run_at);
 	key(&b, "last_success_at");

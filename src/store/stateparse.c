@@ -444,6 +444,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    errlen) == -1 ||
 	    get_str(j, "session_id", "session_id", &s->session_id, err,
 	    errlen) == -1 ||
+	    get_str(j, "account", "account", &s->account, err, errlen) == -1 ||
 	    get_str(j, "guidance", "guidance", &s->guidance, err,
 	    errlen) == -1 ||
 	    get_time(j, "updated_at", "updated_at", 1, &s->updated_at, err,
@@ -538,7 +539,7 @@ cmp_names(const void *a, const void *b)
  * one and OPEN to another.  Each object's names are sorted and compared
  * with their neighbours; the first duplicate is named.
  */
-static int
+int
 no_duplicates(const cJSON *j, char *err, size_t errlen)
 {
 	const cJSON *c;

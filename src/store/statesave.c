@@ -110,13 +110,16 @@ remove_stale_temps(const char *dir, const char *base)
 	closedir(dp);
 }
 
-int
-state_save(const char *path, int follow_symlinks, const struct cb_state *s,
-    char *err, size_t errlen)
+/*
+ * text to path atomically (the file's header comment); with stale, the
+ * temp files a killed writer left beside it are removed first.
+ */
+static int
+write_text(const char *path, int follow_symlinks, const char *text,
+    int stale, char *err, size_t errlen)
 {
 	char target[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX];
 	const char *base, *slash;
-	char *text = NULL;
 	struct stat st;
 	int fd = -1, dfd, e;
 
@@ -168,6 +171,63 @@ state_save(const char *path, int follow_symlinks, const struct cb_state *s,
 		snprintf(err, errlen, "%s: %s", path, strerror(ENAMETOOLONG));
 		return -1;
 	}
+	if (stale)
+		remove_stale_temps(dir, base);
+
+	/* mkostemp creates 0600 already; fchmod states the intent anyway. */
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+		tmp[0] = '\0';
+		goto fail;
+	}
+	if (fchmod(fd, 0600) == -1 ||
+	    write_all(fd, text, strlen(text)) == -1 ||
+	    fsync(fd) == -1)
+		goto fail;
+	/* NFS reports a failed write-back (EIO, ENOSPC) only at close. */
+	e = close(fd);
+	fd = -1;
+	if (e == -1 || rename(tmp, target) == -1)
+		goto fail;
+	tmp[0] = '\0';
+
+	/* The rename is durable only once the directory entry is on disk. */
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: sync of directory failed: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	/* Some filesystems cannot fsync a directory; that is not our error. */
+	if (fsync(dfd) == -1 && errno != EINVAL && errno != ENOTSUP) {
+		snprintf(err, errlen, "%s: sync of directory failed: %s", path,
+		    strerror(errno));
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	return 0;
+fail:
+	e = errno;
+	if (fd != -1)
+		close(fd);
+	if (tmp[0] != '\0')
+		unlink(tmp);
+	snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
+	return -1;
+}
+
+int
+store_write_text(const char *path, const char *text, char *err,
+    size_t errlen)
+{
+	return write_text(path, 0, text, 0, err, errlen);
+}
+
+int
+state_save(const char *path, int follow_symlinks, const struct cb_state *s,
+    char *err, size_t errlen)
+{
+	char *text = NULL;
+	int rc;
 
 	if ((text = state_text(s)) == NULL) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -205,48 +265,7 @@ state_save(const char *path, int follow_symlinks, const struct cb_state *s,
 			return -1;
 		}
 	}
-	remove_stale_temps(dir, base);
-
-	/* mkostemp creates 0600 already; fchmod states the intent anyway. */
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
-		tmp[0] = '\0';
-		goto fail;
-	}
-	if (fchmod(fd, 0600) == -1 ||
-	    write_all(fd, text, strlen(text)) == -1 ||
-	    fsync(fd) == -1)
-		goto fail;
-	/* NFS reports a failed write-back (EIO, ENOSPC) only at close. */
-	e = close(fd);
-	fd = -1;
-	if (e == -1 || rename(tmp, target) == -1)
-		goto fail;
-	tmp[0] = '\0';
+	rc = write_text(path, follow_symlinks, text, 1, err, errlen);
 	free(text);
-	text = NULL;
-
-	/* The rename is durable only once the directory entry is on disk. */
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: sync of directory failed: %s", path,
-		    strerror(errno));
-		return -1;
-	}
-	/* Some filesystems cannot fsync a directory; that is not our error. */
-	if (fsync(dfd) == -1 && errno != EINVAL && errno != ENOTSUP) {
-		snprintf(err, errlen, "%s: sync of directory failed: %s", path,
-		    strerror(errno));
-		close(dfd);
-		return -1;
-	}
-	close(dfd);
-	return 0;
-fail:
-	e = errno;
-	if (fd != -1)
-		close(fd);
-	if (tmp[0] != '\0')
-		unlink(tmp);
-	free(text);
-	snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
-	return -1;
+	return rc;
 }
