@@ -17,7 +17,7 @@ PKG_CONFIG ?= pkg-config
 # what cbexec needs is added after them.
 CFLAGS ?= -g -O2
 override CPPFLAGS += -D_GNU_SOURCE -Iinclude \
-	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto 2>/dev/null)
+	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto hiredis 2>/dev/null)
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter -pthread
 # libev is linked statically where its archive is installed (Debian's
@@ -25,7 +25,8 @@ override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 # instructions of a whole invocation.  LIBEV=-lev links it dynamically.
 LIBEV ?= $(or $(wildcard $(shell $(CC) -print-file-name=libev.a \
 	2>/dev/null)),-lev)
-LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson libcrypto 2>/dev/null) \
+LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson libcrypto hiredis \
+	2>/dev/null) \
 	$(LIBEV)
 
 SRC = $(wildcard src/*.c src/*/*.c)

@@ -8,10 +8,11 @@
 #
 # Debian package names; apt-get as root, sudo apt-get otherwise.  Does
 # nothing when pkg-config, the libraries, libev's header and prove are
-# found.  Two test tools are optional, installed when that needs no
+# found.  Three test tools are optional, installed when that needs no
 # password, else the tests that use them are skipped and this says so:
-# bats (the tests of contrib/circuit_breaker.sh) and promtool (Debian's
-# prometheus package: the metrics lint).
+# bats (the tests of contrib/circuit_breaker.sh), promtool (Debian's
+# prometheus package: the metrics lint) and redis-server (the tests of
+# the shared store, --store).
 set -u
 CC=${CC:-cc}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
@@ -23,6 +24,8 @@ missing() {
 	$PKG_CONFIG --exists libcjson 2>/dev/null || echo "cJSON (libcjson-dev)"
 	$PKG_CONFIG --exists libcrypto 2>/dev/null ||
 		echo "OpenSSL's libcrypto (libssl-dev)"
+	$PKG_CONFIG --exists hiredis 2>/dev/null ||
+		echo "hiredis (libhiredis-dev)"
 	printf '#include <ev.h>\n' | $CC -E -x c - >/dev/null 2>&1 ||
 		echo "libev (libev-dev)"
 }
@@ -63,7 +66,7 @@ optional() {
 }
 
 if [ -n "$(missing)" ] || ! command -v prove >/dev/null 2>&1; then
-	pkgs="libev-dev libcjson-dev libssl-dev pkg-config perl"
+	pkgs="libev-dev libcjson-dev libssl-dev libhiredis-dev pkg-config perl"
 	if [ "$(id -u)" -eq 0 ]; then
 		sudo=
 	elif command -v sudo >/dev/null 2>&1; then
@@ -84,4 +87,5 @@ if [ -n "$(missing)" ] || ! command -v prove >/dev/null 2>&1; then
 fi
 optional bats bats "the BATS tests of contrib/circuit_breaker.sh"
 optional promtool prometheus "the promtool checks of the metrics and alerts"
+optional redis-server redis-server "the tests of the shared store (t/09*)"
 exit 0

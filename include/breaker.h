@@ -118,6 +118,8 @@ struct cb_ledger_entry {
 
 struct cb_state {
 	int version;			/* 1 */
+	long generation;		/* saves so far: a shared store's
+					 * compare-and-set checks it (SPEC §9) */
 	char *name;			/* NULL without --name */
 	enum cb_circuit state;
 	char *phase;			/* NULL: none */

@@ -91,6 +91,11 @@ struct options {
 	/* --account NAME (SPEC §9): the provider account's gate */
 	char *account;
 	char *reset_account;		/* --reset-account NAME */
+	/* the shared store (SPEC §9) */
+	char *store;			/* --store URL; NULL: the file store */
+	double store_lease;		/* --store-lease, seconds */
+	double store_timeout;		/* --store-timeout: connect, command */
+	int store_fallback;		/* --store-fallback local */
 	/* origin of each option, by option id (see cli.c) */
 	unsigned char origin[128];
 };

@@ -30,6 +30,8 @@ struct reporter {
 	const char *account;	/* --account NAME or NULL */
 	int account_gate;	/* its gate (enum cb_circuit) as last seen, for
 				 * --metrics; -1 not known */
+	const char *store;	/* --store URL, or NULL: the file store */
+	int store_fallback;	/* running on the local state instead */
 };
 
 /* Open the --log file (O_APPEND; NULL: none) and decide on colour; the

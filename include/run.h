@@ -28,6 +28,17 @@ struct sup_cfg {
 	void (*tap)(void *arg, const char *p, size_t n);
 	void *tap_arg;
 	double idle_timeout;	/* stop a run silent this long; 0: none */
+	/*
+	 * Periodic hook (a shared store's lease): called every
+	 * keepalive_every seconds while the run lasts, and at once when
+	 * keepalive_fd (>= 0; set it to -1 for none) becomes readable.  When
+	 * it returns -1 the run is ended at once (SIGKILL to its group) and
+	 * res->keepalive_failed is set.  NULL: none.
+	 */
+	int (*keepalive)(void *arg);
+	void *keepalive_arg;
+	double keepalive_every;
+	int keepalive_fd;
 };
 
 struct sup_result {
@@ -39,6 +50,7 @@ struct sup_result {
 	int budget_expired;
 	int idle;		/* --idle-timeout stopped it */
 	int stopped;		/* sup_stop()'s why stopped it, 0: it did not */
+	int keepalive_failed;	/* cfg->keepalive said no: killed */
 	double duration;
 	struct ring out, err;	/* the tails */
 };

@@ -3,6 +3,12 @@
  * The store (SPEC §6): the circuit's state file, JSON via cJSON, written
  * atomically, guarded by an flock on FILE.lock.  Functions return 0 on success and -1 on failure
  * with a one-line reason in err (no "cbexec:" prefix, names the file).
+ *
+ * The driver reaches a circuit through a store handle (struct store,
+ * below): the state file and its flock, or a shared Redis (SPEC §9,
+ * --store) where the same JSON lives under one key per circuit, the lock
+ * is a lease and every write a compare-and-set.  The same calls serve
+ * either backend.
  */
 #ifndef CBEXEC_STORE_H
 #define CBEXEC_STORE_H
@@ -132,5 +138,113 @@ struct cJSON *account_to_json(const struct cb_account *a);
 char *account_text(const struct cb_account *a);
 int account_from_text(const char *text, size_t len, const char *name,
     struct cb_account *a, char *err, size_t errlen);
+/* ---- the store handle: the file store or a shared Redis ---- */
+
+enum store_kind { STORE_FILE, STORE_REDIS };
+
+/* What a handle opens. */
+struct store_cfg {
+	const char *url;	/* --store URL; NULL: the file store */
+	const char *name;	/* the circuit's name (its key in Redis) */
+	const char *path;	/* the state file (the file store) */
+	int follow;		/* --follow-symlinks */
+	double lease;		/* --store-lease, seconds */
+	double timeout;		/* --store-timeout: connect and each command */
+};
+
+struct store_redis;
+
+struct store {
+	enum store_kind kind;
+	char label[256];	/* the store for people and metrics: the URL
+				 * without its password; "file" */
+	char *name, *path;
+	int follow;
+	double lease, timeout;
+	int lock_fd;		/* file store: the flock held, else -1 */
+	int held;		/* the lock (the lease) is held */
+	long generation;	/* the state's as loaded or last saved */
+	double clock_at;	/* the store's clock when last read */
+	double clock_mono;	/* mono_now() then */
+	struct store_redis *r;
+};
+
+/*
+ * Check a --store URL: redis://[user:password@]host[:port][/db] or
+ * unix:///path.sock[?db=N].  0 with the URL without its password in
+ * label, or -1 with what is wrong in err.
+ */
+int store_url_check(const char *url, char *label, size_t labellen,
+    char *err, size_t errlen);
+
+/*
+ * Open a handle: nothing to do for a file; for Redis connect (within
+ * cfg->timeout), authenticate, select the database and read its clock.
+ * 0, or -1 with err naming the store (it is unreachable, or refuses us).
+ * store_close() in either case.
+ */
+int store_open(struct store *st, const struct store_cfg *cfg, char *err,
+    size_t errlen);
+/* Let the lock go (if held) and free the handle. */
+void store_close(struct store *st);
+
+/*
+ * Take the circuit's lock: the flock of state_lock(), or in Redis the
+ * lease (SET lock token NX PX lease with a random token).  wait and nap as
+ * state_lock(); returns 0, -2 busy, -3 when nap gave up, -1 on error.
+ */
+int store_lock(struct store *st, double wait, int (*nap)(double),
+    char *err, size_t errlen);
+/* Let the lock go (Redis: delete the lease if it is still ours). */
+void store_unlock(struct store *st);
+
+/*
+ * While the lock is held: renew the lease (if it is still ours; taken
+ * again when it expired and nobody took it) and read the store's clock
+ * again.  0, or -1 with err when the lease went to another holder or the
+ * store cannot be reached.  Nothing to do for a file.
+ */
+int store_keepalive(struct store *st, char *err, size_t errlen);
+/* The descriptor that becomes readable when the store hangs up on us
+ * (Redis's socket), else -1. */
+int store_fd(const struct store *st);
+/* The time now on the store's clock (epoch seconds): Redis's TIME as last
+ * read, advanced by our own clock since; the wall clock for a file. */
+double store_now(const struct store *st);
+
+/*
+ * The circuit's state into *s (uninitialised): as state_load() returns.
+ * The generation it carries is remembered for the next save.
+ */
+int store_load(struct store *st, struct cb_state *s, char *err,
+    size_t errlen);
+/*
+ * Save s (its generation becomes the next one).  The file store writes
+ * atomically while it still holds the lock file; Redis writes only if the
+ * lease is still ours and the state in the store still has the generation
+ * loaded.  0; -1 with err on an error; -4 with err when the write was
+ * refused because another holder has the circuit now (nothing written).
+ */
+int store_save(struct store *st, struct cb_state *s, char *err,
+    size_t errlen);
+/* 1 when the circuit has a state (or a lock) in the store, 0 when not, -1
+ * with err. */
+int store_exists(struct store *st, char *err, size_t errlen);
+/* Move a corrupt state aside (file: FILE.corrupt-TIMESTAMP; Redis:
+ * cbexec:corrupt:NAME:TIMESTAMP) so a reset starts fresh; its new name in
+ * newname. */
+int store_move_aside(struct store *st, char *newname, size_t newlen,
+    char *err, size_t errlen);
+/* Where the circuit is, for messages: the state file, or "KEY in LABEL". */
+const char *store_where(const struct store *st, char *buf, size_t len);
+
+/* The names of the circuits in a Redis store, sorted (caller frees each
+ * and the array): 0, or -1 with err. */
+int store_list(struct store *st, char ***names, size_t *n, char *err,
+    size_t errlen);
+/* The state of circuit name in a Redis store, with its JSON, for --status
+ * --all: as state_load_json(). */
+int store_get_json(struct store *st, const char *name, struct cb_state *s,
+    struct cJSON **j, char *err, size_t errlen);
 
 #endif

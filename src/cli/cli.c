@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "core.h"
 #include "optvalues.h"
+#include "store.h"
 
 enum opt_id {
 	O_STATE, O_NAME, O_CHDIR, O_FOLLOW, O_STATUS, O_RESET, O_HISTORY,
@@ -32,7 +33,8 @@ enum opt_id {
 	O_KEEP_ORPHANS, O_EXIT_CODES, O_SKIP, O_UNSKIP, O_RECORD, O_EXIT,
 	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_CREATE, O_ALL, O_ALLOW_CONFIG,
 	O_AGENT, O_IDLE_TIMEOUT, O_MAX_COST, O_MAX_TOKENS, O_MAX_TURNS,
-	O_MAX_REPEAT_CALLS, O_ACCOUNT, O_RESET_ACCOUNT, O_COUNT
+	O_MAX_REPEAT_CALLS, O_ACCOUNT, O_RESET_ACCOUNT, O_STORE, O_STORE_LEASE,
+	O_STORE_TIMEOUT, O_STORE_FALLBACK, O_COUNT
 };
 /* o->origin has a slot per option; a table that outgrows it fails to
  * compile rather than writing past it. */
@@ -122,6 +124,10 @@ static const struct opt opts[] = {
 	{ "max-repeat-calls", required_argument, 0, O_MAX_REPEAT_CALLS },
 	{ "account", required_argument, 0, O_ACCOUNT },
 	{ "reset-account", required_argument, 0, O_RESET_ACCOUNT },
+	{ "store", required_argument, 0, O_STORE },
+	{ "store-lease", required_argument, 0, O_STORE_LEASE },
+	{ "store-timeout", required_argument, 0, O_STORE_TIMEOUT },
+	{ "store-fallback", required_argument, 0, O_STORE_FALLBACK },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -555,6 +561,30 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return set_count(&o->max_repeat_calls, 0, op, v, err, len);
 	case O_ACCOUNT:
 		return set_account(&o->account, op, v, err, len);
+	case O_STORE:
+		if (store_url_check(v, NULL, 0, err, len) == -1)
+			return -1;
+		return replace_str(&o->store, v);
+	case O_STORE_LEASE:
+	case O_STORE_TIMEOUT: {
+		double *dst = op->id == O_STORE_LEASE ? &o->store_lease :
+		    &o->store_timeout;
+
+		if (set_duration(dst, op, v, err, len) == -1)
+			return -1;
+		/* 0 means "no limit" elsewhere: a lease that never expires
+		 * or a store waited on forever is what this must not be. */
+		if (*dst <= 0)
+			return errf(err, len, "--%s must be more than 0",
+			    op->name);
+		return 0;
+	}
+	case O_STORE_FALLBACK:
+		if (strcmp(v, "local") != 0 && strcmp(v, "none") != 0)
+			return errf(err, len, "invalid value '%s' for "
+			    "--store-fallback (local or none)", v);
+		o->store_fallback = v[0] == 'l';
+		return 0;
 	case O_COUNT:
 		break;
 	}
@@ -820,6 +850,9 @@ cli_env(struct options *o, char *err, size_t len)
 		{ "CB_MAX_RETRIES", "max-retries" },
 		{ "CB_COOLDOWN", "cooldown" },
 		{ "CBEXEC_ACCOUNT", "account" },
+		{ "CBEXEC_STORE", "store" },
+		{ "CBEXEC_STORE_LEASE", "store-lease" },
+		{ "CBEXEC_STORE_TIMEOUT", "store-timeout" },
 	};
 	char sub[256];
 	const char *v;
@@ -833,8 +866,13 @@ cli_env(struct options *o, char *err, size_t len)
 			continue;
 		if (cli_apply(o, envs[i].key, v, FROM_ENV, sub,
 		    sizeof(sub)) != 0)
-			return errf(err, len, "invalid environment %s='%s': "
-			    "%s", envs[i].env, v, sub);
+			/* A store URL is not repeated: it may hold a
+			 * password. */
+			return errf(err, len, "invalid environment %s%s%s%s: "
+			    "%s", envs[i].env, strcmp(envs[i].env,
+			    "CBEXEC_STORE") == 0 ? "" : "='", strcmp(envs[i].env,
+			    "CBEXEC_STORE") == 0 ? "" : v, strcmp(envs[i].env,
+			    "CBEXEC_STORE") == 0 ? "" : "'", sub);
 	}
 	return 0;
 }

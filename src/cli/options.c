@@ -35,6 +35,8 @@ options_init(struct options *o)
 	o->record_progress = -1;
 	o->exit_code = -1;
 	o->max_repeat_calls = 5;
+	o->store_lease = 30;
+	o->store_timeout = 2;
 	breaker_default_limits(&o->limits);
 	/* 0 = "not set": cli_finish() fills phase or built-in values. */
 	o->limits.no_progress = 0;
@@ -93,6 +95,7 @@ options_free(struct options *o)
 	free(o->agent);
 	free(o->account);
 	free(o->reset_account);
+	free(o->store);
 	strv_free(&o->watch);
 	strv_free(&o->exclude);
 	for (i = 0; i < o->n_phases; i++) {

@@ -5,6 +5,12 @@
  * in the state directory; how people should name it in messages and the
  * command that resets it (shell-quoted, to be pasted); and the reporter
  * that speaks for it.
+ *
+ * With --store the circuit lives in a shared Redis under its NAME, which
+ * is then required (a path or the working directory's circuit means
+ * nothing to another host).  The state file of that name in the state
+ * directory is still where the status file goes, and what --store-fallback
+ * local runs on when the store cannot be reached.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -106,6 +112,12 @@ circuit_resolve(const struct options *o, struct circuit *c, char *err,
 	int r = 0;
 
 	memset(c, 0, sizeof(*c));
+	if (o->store != NULL && (o->state_path != NULL || o->name == NULL)) {
+		snprintf(err, len, "--store keeps circuits by name: give "
+		    "--name NAME (or CIRCUIT as a name)%s", o->state_path !=
+		    NULL ? ", not a state file" : "");
+		return -1;
+	}
 	if (o->chdir != NULL && (cq = shell_quote(o->chdir)) == NULL)
 		goto oom;
 	if (o->state_path != NULL || (o->name == NULL && env_state != NULL)) {
@@ -129,10 +141,21 @@ circuit_resolve(const struct options *o, struct circuit *c, char *err,
 			free(dname);
 			return -1;
 		}
+		char label[256];
+		char *sq = NULL;
+
 		r = asprintf(&c->path, "%s/%s.json", dir, name);
+		/* The store in the hint when it can be pasted as it is:
+		 * never a password. */
+		if (r != -1 && o->store != NULL && strchr(o->store, '@') ==
+		    NULL && store_url_check(o->store, label, sizeof(label),
+		    err, len) == 0 && (sq = shell_quote(o->store)) == NULL)
+			r = -1;
 		if (r != -1)
-			r = asprintf(&c->reset_hint, "cbexec --reset-circuit "
-			    "--name %s", name);
+			r = asprintf(&c->reset_hint, "cbexec%s%s "
+			    "--reset-circuit --name %s", sq != NULL ?
+			    " --store " : "", sq != NULL ? sq : "", name);
+		free(sq);
 		c->label = strdup(name);
 		if (r != -1 && dname != NULL)
 			legacy_notice(c->path);
@@ -180,32 +203,70 @@ circuit_reporter(const struct options *o, const struct circuit *c,
 }
 
 int
-circuit_lock(const struct options *o, const struct circuit *c, double wait,
-    int budget)
+circuit_store(const struct options *o, const struct circuit *c,
+    struct store *st, int fallback)
 {
+	struct store_cfg cfg;
 	char err[4400];
-	int fd;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.url = o->store;
+	cfg.name = o->name;
+	cfg.path = c->path;
+	cfg.follow = o->follow_symlinks;
+	cfg.lease = o->store_lease;
+	cfg.timeout = o->store_timeout;
+	if (store_open(st, &cfg, err, sizeof(err)) == 0)
+		return 0;
+	store_close(st);
+	if (!fallback || !o->store_fallback) {
+		fprintf(stderr, "cbexec: %s%s\n", err, fallback ?
+		    "; not running the command" : "");
+		return -1;
+	}
+	/* --store-fallback local: this host's own state file instead, and
+	 * every message and metric says so. */
+	fprintf(stderr, "cbexec: %s; running on the local state %s instead "
+	    "(--store-fallback local)\n", err, c->path);
+	cfg.url = NULL;
+	if (store_open(st, &cfg, err, sizeof(err)) == -1) {
+		store_close(st);
+		fprintf(stderr, "cbexec: %s\n", err);
+		return -1;
+	}
+	return 1;
+}
+
+int
+circuit_lock(const struct options *o, const struct circuit *c,
+    struct store *st, double wait, int budget)
+{
+	char err[4400], where[4200];
+	int rc;
 
 	/* The operator signals end the wait at once (sup_nap). */
 	sup_hold();
-	fd = state_lock(c->path, o->follow_symlinks, wait, sup_nap, err,
-	    sizeof(err));
+	rc = store_lock(st, wait, sup_nap, err, sizeof(err));
 	sup_release();
-	if (fd >= 0)
-		return fd;
-	if (fd == -3) {
+	if (rc == 0)
+		return 0;
+	if (st->kind == STORE_REDIS)
+		snprintf(where, sizeof(where), "its lease in %s", st->label);
+	else
+		snprintf(where, sizeof(where), "%s.lock", c->path);
+	if (rc == -3) {
 		fprintf(stderr, "cbexec: circuit %s: interrupted while waiting "
 		    "for the lock; not going on\n", c->label);
 		return -CB_EXIT_ABORT;
 	}
-	if (fd == -2 && budget) {
+	if (rc == -2 && budget) {
 		fprintf(stderr, "cbexec: circuit %s: the budget ran out "
-		    "waiting for the lock %s.lock\n", c->label, c->path);
+		    "waiting for the lock %s\n", c->label, where);
 		return -CB_EXIT_TIMEOUT;
 	}
-	if (fd == -2) {
+	if (rc == -2) {
 		fprintf(stderr, "cbexec: circuit %s is busy: another "
-		    "cbexec holds %s.lock\n", c->label, c->path);
+		    "cbexec holds %s\n", c->label, where);
 		return -CB_EXIT_BUSY;
 	}
 	fprintf(stderr, "cbexec: %s\n", err);

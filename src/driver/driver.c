@@ -42,14 +42,52 @@ save(struct inv *v)
 {
 	char err[4400];
 
-	/* Still the holder of the circuit's lock file, or none is saved. */
-	if (state_lock_check(&v->lock, v->c->path, v->o->follow_symlinks, err,
-	    sizeof(err)) == -1 || state_save(v->c->path,
-	    v->o->follow_symlinks, &v->s, err, sizeof(err)) == -1) {
+	/* Still the holder of the circuit's lock (file or lease), and in a
+	 * shared store over the generation loaded, or none is saved. */
+	if (store_save(&v->st, &v->s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
 	return 0;
+}
+
+/* The time for the breaker: the shared store's clock, so every host
+ * means the same instant by opened_at and retry_at. */
+static double
+now(const struct inv *v)
+{
+	return store_now(&v->st);
+}
+
+int
+inv_keepalive(void *arg)
+{
+	struct inv *v = arg;
+
+	return store_keepalive(&v->st, v->store_err, sizeof(v->store_err));
+}
+
+/* sup_sleep() in pieces short enough to keep a lease alive between them;
+ * 3 when the store's lease was lost (message in v->store_err). */
+static int
+inv_sleep(struct inv *v, double secs)
+{
+	double step, end = mono_now() + secs, left;
+	int rc;
+
+	if (v->st.kind != STORE_REDIS)
+		return sup_sleep(secs, v->deadline);
+	step = v->st.lease / 3;
+	for (;;) {
+		left = end - mono_now();
+		if ((rc = sup_sleep(left > step ? step : left > 0 ? left : 0,
+		    v->deadline)) != 0)
+			return rc;
+		if (inv_keepalive(v) == -1)
+			return 3;
+		if (left <= step)
+			return 0;
+	}
 }
 
 /* The budget ran out between runs (a --delay or --backoff pause): the
@@ -72,7 +110,7 @@ waitable(struct inv *v)
 	if (!v->o->loop || v->s.state != CB_OPEN || v->s.retry_at < 0 ||
 	    v->s.tripped)
 		return 0;
-	until = mono_now() + (v->s.retry_at - wall_now());
+	until = mono_now() + (v->s.retry_at - now(v));
 	v->wait_until = v->s.retry_at;
 	return v->deadline <= 0 || until <= v->deadline;
 }
@@ -137,7 +175,7 @@ again:
 		if (breaker_skip(&v->s, &v->o->limits, v->s.stuck_task != NULL ?
 		    SKIP_TASK : SKIP_PHASE, v->s.stuck_task != NULL ?
 		    v->s.stuck_task : v->s.phase, "skipped from the menu",
-		    getenv("USER"), wall_now(), &res) == -1) {
+		    getenv("USER"), now(v), &res) == -1) {
 			fprintf(stderr, "cbexec: cannot record the skip: %s\n",
 			    v->s.n_skips >= CB_SKIPS_MAX ? "too many skips "
 			    "kept (unskip some, or reset)" : "out of memory");
@@ -166,7 +204,7 @@ again:
 		breaker_snapshot(&v->s, &before);
 		breaker_reset(&v->s, &v->o->limits, choice == 'm' ?
 		    "reset with new guidance" : "reset from the menu",
-		    getenv("USER"), wall_now(), &res);
+		    getenv("USER"), now(v), &res);
 		report_event(&v->rep, "reset", choice == 'm' ?
 		    "reset with new guidance" : "reset from the menu");
 		report_result(v, &res, &before);
@@ -213,7 +251,7 @@ spend(struct inv *v, const struct run_done *d)
 		u.cache_tokens = (u.cache_tokens > 0 ? u.cache_tokens : 0) +
 		    a->cache_write_tokens;
 	u.turns = a->turns;
-	breaker_spend(&v->s, agent_name(v->agent), &u, wall_now(), keep);
+	breaker_spend(&v->s, agent_name(v->agent), &u, now(v), keep);
 }
 
 static int
@@ -302,7 +340,7 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	run.retry_after = d->retry_after;
 	v->retry_after = d->retry_after;
 
-	breaker_record(&v->s, &o->limits, &run, wall_now(), &res);
+	breaker_record(&v->s, &o->limits, &run, now(v), &res);
 	if (d->have_usage)
 		spend(v, d);
 	if (d->session != NULL)
@@ -386,7 +424,7 @@ refuse(struct inv *v)
 		return CB_EXIT_OPEN;
 	if (v->s.retry_at >= 0) {
 		/* whole seconds, rounded up: never "in 0s" before it */
-		secs = (long)(v->s.retry_at - wall_now()) + 1;
+		secs = (long)(v->s.retry_at - now(v)) + 1;
 		snprintf(in, sizeof(in), " (retry in %s)", duration_format(
 		    (double)(secs > 0 ? secs : 0), d, sizeof(d)));
 	}
@@ -396,12 +434,21 @@ refuse(struct inv *v)
 	return CB_EXIT_OPEN;
 }
 
+/* The lease went to another holder while we waited: nothing of ours may
+ * be saved now. */
+static int
+store_lost(struct inv *v)
+{
+	fprintf(stderr, "cbexec: %s; not going on\n", v->store_err);
+	return CB_EXIT_ERROR;
+}
+
 /* Sleep until the circuit's retry time, then the loop tries again.
  * -1 to go on, else the exit status. */
 static int
 wait_retry(struct inv *v)
 {
-	double secs = v->wait_until - wall_now();
+	double secs = v->wait_until - now(v);
 	char d[24];
 	int rc;
 
@@ -410,8 +457,10 @@ wait_retry(struct inv *v)
 		    v->c->label, duration_format(secs > 0 ? secs : 0, d,
 		    sizeof(d)));
 	/* a little past it, so the wall clock has surely reached it */
-	if ((rc = sup_sleep(secs + 0.05, v->deadline)) == 1)
+	if ((rc = inv_sleep(v, secs + 0.05)) == 1)
 		return budget_spent(v);
+	if (rc == 3)
+		return store_lost(v);
 	if (rc == 2) {
 		v->s.outcome = OUT_ABORT;
 		return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_ABORT;
@@ -422,14 +471,14 @@ wait_retry(struct inv *v)
 /* Take the circuit's lock, waiting as --wait-lock says, within the
  * budget: the lock fd, or the exit status as a negative number. */
 static int
-take_lock(const struct options *o, const struct circuit *c)
+take_lock(const struct options *o, const struct circuit *c, struct store *st)
 {
 	double wait = o->wait_lock;
 
 	/* --wait-lock waits within the budget, which counts from here. */
 	if (wait != 0 && o->budget > 0 && (wait < 0 || wait > o->budget))
 		wait = o->budget;
-	return circuit_lock(o, c, wait, wait != o->wait_lock);
+	return circuit_lock(o, c, st, wait, wait != o->wait_lock);
 }
 
 /* Interrupted between runs: no new run; the state says so when a run
@@ -494,7 +543,8 @@ int
 admit(struct inv *v)
 {
 	struct cb_result res;
-	double now = wall_now();
+	/* The shared store's clock, as every time the breaker is given. */
+	double now = store_now(&v->st);
 
 	int go = breaker_admit(&v->s, &v->o->limits, now, &res);
 
@@ -555,26 +605,52 @@ int
 inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 {
 	char err[4400];
+	int rc;
 
 	memset(v, 0, sizeof(*v));
 	v->o = o;
 	v->c = c;
 	if (o->budget > 0)
 		v->deadline = mono_now() + o->budget;
-	if ((v->lock = take_lock(o, c)) < 0) {
-		return -v->lock;
-	}
-	if (state_load(c->path, o->follow_symlinks, o->name, &v->s, err,
-	    sizeof(err)) < 0) {
+	v->st.lock_fd = -1;
+	v->rep.log_fd = -1;
+	if (o->store != NULL && store_url_check(o->store, v->store_label,
+	    sizeof(v->store_label), err, sizeof(err)) == -1) {
 		fprintf(stderr, "cbexec: %s\n", err);
-		close(v->lock);
+		return CB_EXIT_ERROR;
+	}
+	if ((rc = circuit_store(o, c, &v->st, 1)) == -1)
+		return CB_EXIT_ERROR;
+	v->fallback = rc == 1;
+	if ((rc = take_lock(o, c, &v->st)) < 0) {
+		store_close(&v->st);
+		return -rc;
+	}
+	if (store_load(&v->st, &v->s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		store_close(&v->st);
 		return CB_EXIT_ERROR;
 	}
 	v->loaded = 1;
+	/* The status file goes beside the local state, in the state
+	 * directory, also when the state itself is in a shared store. */
+	if (v->st.kind == STORE_REDIS && state_mkdirs(c->path, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		inv_end(v);
+		return CB_EXIT_ERROR;
+	}
 	if (circuit_reporter(o, c, &v->rep) == -1) {
 		inv_end(v);
 		return CB_EXIT_ERROR;
 	}
+	if (o->store != NULL) {
+		v->rep.store = v->store_label;
+		v->rep.store_fallback = v->fallback;
+	}
+	if (v->fallback)
+		report_event(&v->rep, "store_fallback", "the store could not "
+		    "be reached: running on the local state file");
 	if (o->phase != NULL)
 		breaker_set_str(&v->s.phase, o->phase);
 	/* So that --status shows the gate without being told the account. */
@@ -631,7 +707,7 @@ inv_end(struct inv *v)
 	if (v->loaded)
 		breaker_free(&v->s);
 	v->loaded = 0;
-	close(v->lock);
+	store_close(&v->st);
 }
 
 int
@@ -708,9 +784,13 @@ driver_run(struct options *o, const struct circuit *c)
 			/* a provider that said when to try again is heard */
 			if (failed && v.retry_after > pause)
 				pause = v.retry_after;
-			rc = sup_sleep(pause, v.deadline);
+			rc = inv_sleep(&v, pause);
 			if (rc == 1) {
 				ret = budget_spent(&v);
+				break;
+			}
+			if (rc == 3) {
+				ret = store_lost(&v);
 				break;
 			}
 			if (rc == 2) {

@@ -13,6 +13,7 @@
 #include "judge.h"
 #include "report.h"
 #include "run.h"
+#include "store.h"
 
 struct inv {
 	struct options *o;
@@ -23,7 +24,10 @@ struct inv {
 	double deadline;	/* budget end, mono_now() clock; 0 none */
 	char *state_dir;	/* excluded from "files" */
 	int retry;		/* the operator chose Reset or Modify */
-	int lock;		/* the circuit's lock fd */
+	struct store st;	/* the circuit's store, its lock held */
+	int fallback;		/* on the local state: --store-fallback */
+	char store_err[1024];	/* why the store's keepalive failed */
+	char store_label[256];	/* --store without its password, or "" */
 	char *status_file;	/* $CBEXEC_STATUS_FILE, beside the state */
 	int loaded;		/* s holds a loaded state (free it) */
 	const struct agent *agent;	/* the client COMMAND runs, or NULL */
@@ -66,6 +70,10 @@ struct run_done {
  */
 int inv_begin(struct inv *v, struct options *o, const struct circuit *c);
 void inv_end(struct inv *v);
+
+/* The store's keepalive (struct sup_cfg's, arg the inv): the lease
+ * renewed, the store's clock read; -1 with the reason in v->store_err. */
+int inv_keepalive(void *arg);
 
 /* A run for a skipped phase (--phase) or task is not started: 1 after the
  * line that says so, else 0. */
@@ -127,11 +135,18 @@ int circuit_reporter(const struct options *o, const struct circuit *c,
  * NULL with the message in err. */
 char *circuit_state_dir(char *err, size_t len);
 
-/* Take c's lock, waiting up to wait seconds (< 0 forever, 0 not at all);
- * an operator signal ends the wait.  The lock fd, or the exit status as a
- * negative number, the message printed: BUSY, TIMEOUT when budget says the
- * wait was cut to the budget, ABORT when interrupted, ERROR. */
+/* Open the store o names for c (a file store without --store): 0, or -1
+ * with the message printed (the store is unreachable: 125).  With
+ * fallback and --store-fallback local, an unreachable store gives the
+ * local state file instead, said on stderr: 1. */
+int circuit_store(const struct options *o, const struct circuit *c,
+    struct store *st, int fallback);
+
+/* Take c's lock in st, waiting up to wait seconds (< 0 forever, 0 not at
+ * all); an operator signal ends the wait.  0, or the exit status as a
+ * negative number, the message printed: BUSY, TIMEOUT when budget says
+ * the wait was cut to the budget, ABORT when interrupted, ERROR. */
 int circuit_lock(const struct options *o, const struct circuit *c,
-    double wait, int budget);
+    struct store *st, double wait, int budget);
 
 #endif

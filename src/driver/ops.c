@@ -41,50 +41,69 @@
 #define OPERATOR_LOCK_WAIT 5.0
 
 static void
-no_such_circuit(const struct circuit *c)
+no_such_circuit(const struct circuit *c, const struct store *st)
 {
+	char where[4400];
+
+	store_where(st, where, sizeof(where));
 	if (strcmp(c->label, c->path) != 0)
 		fprintf(stderr, "cbexec: no such circuit '%s': %s does not "
-		    "exist\n", c->label, c->path);
+		    "exist\n", c->label, where);
 	else
 		fprintf(stderr, "cbexec: no such circuit: %s does not exist\n",
-		    c->path);
+		    where);
 }
 
-/* Whether anything is at path; an error other than "no such file" is
- * left for the load to report. */
+/* The circuit's store, open; 0, or -1 with the message printed. */
 static int
-present(const char *path)
+open_store(const struct options *o, const struct circuit *c,
+    struct store *st)
 {
-	struct stat st;
+	return circuit_store(o, c, st, 0) == -1 ? -1 : 0;
+}
 
-	return lstat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+/* The circuit exists in st: 0, else -1 with the message printed. */
+static int
+need_circuit(const struct circuit *c, struct store *st)
+{
+	char err[4400];
+	int rc;
+
+	/* Anything at the path (a corrupt file, a symlink) is for the load
+	 * to judge.  A lock without a state is a circuit whose first run
+	 * is going on (or saved nothing): it exists, fresh and CLOSED. */
+	if ((rc = store_exists(st, err, sizeof(err))) == 1)
+		return 0;
+	if (rc == -1)
+		fprintf(stderr, "cbexec: %s\n", err);
+	else
+		no_such_circuit(c, st);
+	return -1;
 }
 
 int
 ops_need_circuit(const struct options *o, const struct circuit *c)
 {
-	char lock[4200];
+	struct store st;
+	int rc = -1;
 
-	/* Anything at the path (a corrupt file, a symlink) is for the load
-	 * to judge.  A lock without a state file is a circuit whose first
-	 * run is going on (or saved nothing): it exists, fresh and CLOSED. */
-	snprintf(lock, sizeof(lock), "%s.lock", c->path);
-	if (present(c->path) || present(lock))
-		return 0;
-	no_such_circuit(c);
-	return -1;
+	if (open_store(o, c, &st) == 0)
+		rc = need_circuit(c, &st);
+	store_close(&st);
+	return rc;
 }
 
 static int
-load(const struct options *o, const struct circuit *c, struct cb_state *s)
+load(const struct options *o, const struct circuit *c, struct store *st,
+    struct cb_state *s)
 {
-	char err[512];
+	char err[4400];
 
-	if (ops_need_circuit(o, c) == -1)
+	if (open_store(o, c, st) == -1)
 		return -1;
-	if (state_load(c->path, o->follow_symlinks, o->name, s, err,
-	    sizeof(err)) < 0) {
+	if (need_circuit(c, st) == -1)
+		return -1;
+	if (store_load(st, s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
@@ -96,23 +115,28 @@ ops_status(const struct options *o, const struct circuit *c)
 {
 	struct cb_state s;
 	const char *account;
+	struct store st;
 	int open, gate = 0;
 
-	if (load(o, c, &s) == -1)
+	if (load(o, c, &st, &s) == -1) {
+		store_close(&st);
 		return CB_EXIT_ERROR;
+	}
 	/* --account, else the one the circuit last ran with. */
 	account = o->account != NULL ? o->account : s.account;
 	/* With an account, --json's object carries its gate. */
 	if (account == NULL || !o->json)
 		report_status(stdout, &s, c->label, c->reset_hint, o->json,
-		    wall_now());
+		    store_now(&st));
 	if (account != NULL &&
 	    (gate = gate_status(o, account, &s, stdout)) == -1) {
 		breaker_free(&s);
+		store_close(&st);
 		return CB_EXIT_ERROR;
 	}
 	open = s.state == CB_OPEN || gate == 1;
 	breaker_free(&s);
+	store_close(&st);
 	return open ? CB_EXIT_OPEN : CB_EXIT_OK;
 }
 
@@ -120,12 +144,16 @@ int
 ops_history(const struct options *o, const struct circuit *c)
 {
 	struct cb_state s;
+	struct store st;
 
-	if (load(o, c, &s) == -1)
+	if (load(o, c, &st, &s) == -1) {
+		store_close(&st);
 		return CB_EXIT_ERROR;
+	}
 	report_history(stdout, &s, o->last, o->json,
 	    terminal_width(STDOUT_FILENO));
 	breaker_free(&s);
+	store_close(&st);
 	return CB_EXIT_OK;
 }
 
@@ -157,12 +185,11 @@ skip_target(const struct options *o, const struct cb_state *s,
 
 /* The operator's act on s; 0, or -1 with the message printed. */
 static int
-apply(const struct options *o, struct cb_state *s, enum op op,
+apply(const struct options *o, struct cb_state *s, enum op op, double now,
     struct cb_result *res, struct cb_result *unskip)
 {
 	const char *user = getenv("USER"), *name;
 	enum cb_skip_kind kind;
-	double now = wall_now();
 
 	unskip->why[0] = '\0';
 	switch (op) {
@@ -205,58 +232,63 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 	struct cb_state s, before;
 	struct cb_result res, unskip;
 	struct reporter rep;
-	char err[4400], err2[4400], aside[4200] = "";
-	int fd, rc = CB_EXIT_ERROR, i, ld, reset = op == OP_RESET,
+	struct store st;
+	char err[4400], err2[4400], aside[4200] = "", where[4400];
+	int rc = CB_EXIT_ERROR, i, ld, loaded = 0, reset = op == OP_RESET,
 	    create = op == OP_TRIP && o->create;
 
 	memset(&rep, 0, sizeof(rep));
 	rep.log_fd = -1;
+	if (open_store(o, c, &st) == -1)
+		goto out;
 	/* Before the lock, which would make the directory and FILE.lock. */
-	if (!create && ops_need_circuit(o, c) == -1)
-		return CB_EXIT_ERROR;
-	if ((fd = circuit_lock(o, c, OPERATOR_LOCK_WAIT, 0)) < 0)
-		return -fd;
-	if ((ld = state_load(c->path, o->follow_symlinks, o->name, &s, err,
-	    sizeof(err))) < 0) {
-		/* A corrupt file is never silently replaced: a reset is the
+	if (!create && need_circuit(c, &st) == -1)
+		goto out;
+	if ((i = circuit_lock(o, c, &st, OPERATOR_LOCK_WAIT, 0)) < 0) {
+		rc = -i;
+		goto out;
+	}
+	if ((ld = store_load(&st, &s, err, sizeof(err))) < 0) {
+		/* A corrupt state is never silently replaced: a reset is the
 		 * operator's explicit word, and even then it is kept.  A
-		 * symlink or a newer version's file is not corrupt: refused. */
-		if (!reset || ld == -2 || state_move_aside(c->path, wall_now(),
-		    aside, sizeof(aside), err2, sizeof(err2)) == -1) {
+		 * symlink or a newer version's state is not corrupt: refused. */
+		if (!reset || ld == -2 || store_move_aside(&st, aside,
+		    sizeof(aside), err2, sizeof(err2)) == -1) {
 			fprintf(stderr, "cbexec: %s\n", err);
 			if (reset && ld != -2)
 				fprintf(stderr, "cbexec: %s\n", err2);
-			close(fd);
-			return CB_EXIT_ERROR;
+			goto out;
 		}
 		fprintf(stderr, "cbexec: %s\ncbexec: moved it aside to %s\n",
 		    err, aside);
-		if (breaker_init(&s, o->name) == -1) {
-			close(fd);
-			return CB_EXIT_ERROR;
-		}
+		if (breaker_init(&s, o->name) == -1)
+			goto out;
+		/* What is at the key now is nothing: generation 0. */
+		st.generation = 0;
 	} else if (ld == 1 && (op == OP_SKIP || op == OP_UNSKIP)) {
 		/* Only its lock: nothing was ever recorded to skip. */
-		no_such_circuit(c);
+		loaded = 1;
+		no_such_circuit(c, &st);
 		goto out;
 	}
+	loaded = 1;
 	if (circuit_reporter(o, c, &rep) == -1)
 		goto out;
+	if (o->store != NULL)
+		rep.store = st.label;
 	breaker_snapshot(&s, &before);
-	if (apply(o, &s, op, &res, &unskip) == -1)
+	if (apply(o, &s, op, store_now(&st), &res, &unskip) == -1)
 		goto out;
-	if (state_lock_check(&fd, c->path, o->follow_symlinks, err,
-	    sizeof(err)) == -1 || state_save(c->path, o->follow_symlinks, &s,
-	    err, sizeof(err)) == -1) {
+	if (store_save(&st, &s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
-		/* The corrupt file is gone from the path already: that alone
-		 * reset the circuit (a missing file is a fresh CLOSED one),
-		 * only its history event is lost. */
+		/* The corrupt state is gone from its place already: that
+		 * alone reset the circuit (a missing state is a fresh CLOSED
+		 * one), only its history event is lost. */
 		if (aside[0] != '\0') {
 			fprintf(stderr, "cbexec: the circuit is reset all the "
-			    "same: %s was moved aside to %s and, with no state "
-			    "file, the circuit starts CLOSED\n", c->path,
-			    aside);
+			    "same: %s was moved aside to %s and, with no "
+			    "state, the circuit starts CLOSED\n",
+			    store_where(&st, where, sizeof(where)), aside);
 			rc = CB_EXIT_OK;
 		}
 		goto out;
@@ -281,8 +313,9 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 	rc = sup_aborted() ? CB_EXIT_ABORT : CB_EXIT_OK;
 out:
 	reporter_close(&rep);
-	breaker_free(&s);
-	close(fd);
+	if (loaded)
+		breaker_free(&s);
+	store_close(&st);
 	return rc;
 }
 
@@ -378,20 +411,42 @@ ops_status_all(const struct options *o)
 {
 	struct status_row *rows = NULL;
 	struct cb_state *states = NULL;
+	struct store_cfg cfg;
+	struct store st;
 	char err[512], *dir, **names = NULL, **paths = NULL, **errs = NULL;
 	size_t n = 0, i;
 	cJSON *j;
 	int rc = CB_EXIT_ERROR, any_open = 0, any_bad = 0;
 
-	if ((dir = circuit_state_dir(err, sizeof(err))) == NULL) {
-		fprintf(stderr, "cbexec: %s\n", err);
-		return CB_EXIT_ERROR;
+	memset(&st, 0, sizeof(st));
+	if (o->store != NULL) {
+		/* The circuits of the shared store, not of this host. */
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.url = o->store;
+		cfg.lease = o->store_lease;
+		cfg.timeout = o->store_timeout;
+		if (store_open(&st, &cfg, err, sizeof(err)) == -1 ||
+		    store_list(&st, &names, &n, err, sizeof(err)) == -1) {
+			fprintf(stderr, "cbexec: %s\n", err);
+			store_close(&st);
+			return CB_EXIT_ERROR;
+		}
+		dir = strdup(st.label);
+	} else {
+		if ((dir = circuit_state_dir(err, sizeof(err))) == NULL) {
+			fprintf(stderr, "cbexec: %s\n", err);
+			return CB_EXIT_ERROR;
+		}
+		if (circuit_files(dir, &names, &n) == -1)
+			goto out;
 	}
-	if (circuit_files(dir, &names, &n) == -1)
+	if (dir == NULL) {
+		fprintf(stderr, "cbexec: out of memory\n");
 		goto out;
+	}
 	if (n == 0) {
 		if (o->json)
-			report_status_all(stdout, NULL, 0, 1, 0, wall_now());
+			report_status_all(stdout, NULL, 0, 1, 0, store_now(&st));
 		else {
 			printf("no circuits in %s\n", dir);
 			gate_list(stdout, dir);
@@ -408,17 +463,22 @@ ops_status_all(const struct options *o)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		names[i][strlen(names[i]) - 5] = '\0';
+		if (o->store == NULL)
+			names[i][strlen(names[i]) - 5] = '\0';
 		rows[i].name = names[i];
 		rows[i].retry_at = -1;
-		if (asprintf(&paths[i], "%s/%s.json", dir, names[i]) == -1) {
+		if ((o->store != NULL ? asprintf(&paths[i],
+		    "cbexec:circuit:%s", names[i]) : asprintf(&paths[i],
+		    "%s/%s.json", dir, names[i])) == -1) {
 			paths[i] = NULL;
 			fprintf(stderr, "cbexec: out of memory\n");
 			goto out;
 		}
 		rows[i].path = paths[i];
-		if (state_load_json(paths[i], o->follow_symlinks, &states[i],
-		    &j, err, sizeof(err)) < 0) {
+		if ((o->store != NULL ? store_get_json(&st, names[i],
+		    &states[i], &j, err, sizeof(err)) :
+		    state_load_json(paths[i], o->follow_symlinks, &states[i],
+		    &j, err, sizeof(err))) < 0) {
 			errs[i] = strdup(err);
 			rows[i].error = errs[i] != NULL ? errs[i] : "unreadable";
 			any_bad = 1;
@@ -431,7 +491,7 @@ ops_status_all(const struct options *o)
 			any_open = 1;
 	}
 	report_status_all(stdout, rows, n, o->json,
-	    terminal_width(STDOUT_FILENO), wall_now());
+	    terminal_width(STDOUT_FILENO), store_now(&st));
 	if (!o->json)
 		gate_list(stdout, dir);
 	rc = any_open ? CB_EXIT_OPEN : any_bad ? CB_EXIT_ERROR : CB_EXIT_OK;
@@ -451,5 +511,6 @@ out:
 	free(errs);
 	free(names);
 	free(dir);
+	store_close(&st);
 	return rc;
 }

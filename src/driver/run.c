@@ -353,6 +353,19 @@ run_once(struct inv *v, struct run_done *d)
 	if (v->agent != NULL && (ar = agent_run_new(v->agent, &hooks)) ==
 	    NULL)
 		goto oom;
+	/* The lease is fresh as the run starts, and renewed while it runs;
+	 * a store gone or a lease lost meanwhile ends the run at once. */
+	if (inv_keepalive(v) == -1) {
+		fprintf(stderr, "cbexec: %s; not running the command\n",
+		    v->store_err);
+		goto out;
+	}
+	if (v->st.kind == STORE_REDIS) {
+		cfg.keepalive = inv_keepalive;
+		cfg.keepalive_arg = v;
+		cfg.keepalive_every = v->st.lease / 3;
+	}
+	cfg.keepalive_fd = store_fd(&v->st);
 	warn_prints(v, take_prints(&v->px, &d->before, NULL));
 	/* Interrupted while git looked: no run is started. */
 	if (sup_interrupted()) {
@@ -382,6 +395,11 @@ run_once(struct inv *v, struct run_done *d)
 		goto out;
 	}
 	d->have_result = 1;
+	if (d->r.keepalive_failed) {
+		fprintf(stderr, "cbexec: %s; the run was killed, its result "
+		    "not saved\n", v->store_err);
+		goto out;
+	}
 	if (ar != NULL && agent_end(ar, &d->r, &res) == -1)
 		goto oom;
 	stop_reason(o, &rd, &res, d);

@@ -16,6 +16,11 @@
  *            make cbexec hang.  With --keep-orphans, DRAIN stops at the
  *            first empty read instead.
  *
+ * Through all three, a caller's keepalive (a shared store's lease) runs
+ * on a repeating timer and whenever its descriptor becomes readable (the
+ * store hung up); once it fails, the run has lost what made it
+ * exclusive, and everything of it is killed at once.
+ *
  * sup_init() sets the loop up once; sup_run() starts each run, and the
  * watchers and timers below move it through its phases.
  *
@@ -64,7 +69,8 @@ struct run {
 	int fg_tty;
 	double start;
 	ev_child cw, anyw;
-	ev_timer t_kill, t_poll, t_prepare, t_drain, t_idle;
+	ev_timer t_kill, t_poll, t_prepare, t_drain, t_idle, t_keep;
+	ev_io io_keep;
 	unsigned long long drained;	/* bytes out at the last t_drain */
 	double started_at;		/* the fork, on the loop's clock */
 	struct relay s[2];
@@ -407,6 +413,31 @@ on_budget(struct ptimer *t)
 	run_stop(r, r->cfg->signal);
 }
 
+/* The caller's keepalive; when it fails, the run ends now. */
+static void
+keepalive(struct run *r)
+{
+	if (r->res->keepalive_failed ||
+	    r->cfg->keepalive(r->cfg->keepalive_arg) == 0)
+		return;
+	r->res->keepalive_failed = 1;
+	ev_timer_stop(sup_loop, &r->t_keep);
+	ev_io_stop(sup_loop, &r->io_keep);
+	run_stop(r, SIGKILL);
+}
+
+static void
+on_keep(struct ev_loop *l, ev_timer *w, int revents)
+{
+	keepalive(w->data);
+}
+
+static void
+on_keep_io(struct ev_loop *l, ev_io *w, int revents)
+{
+	keepalive(w->data);
+}
+
 /* The watchers and timers of run r, just forked. */
 static void
 run_arm(struct run *r)
@@ -430,6 +461,20 @@ run_arm(struct run *r)
 	r->t_kill.data = r->t_poll.data = r->t_drain.data = r;
 	r->t_idle.data = r;
 	r->t_poll.repeat = 0.01;
+	ev_init(&r->t_keep, on_keep);
+	ev_init(&r->io_keep, on_keep_io);
+	r->t_keep.data = r->io_keep.data = r;
+	if (r->cfg->keepalive != NULL) {
+		if (r->cfg->keepalive_every > 0) {
+			ev_timer_set(&r->t_keep, r->cfg->keepalive_every,
+			    r->cfg->keepalive_every);
+			ev_timer_start(sup_loop, &r->t_keep);
+		}
+		if (r->cfg->keepalive_fd >= 0) {
+			ev_io_set(&r->io_keep, r->cfg->keepalive_fd, EV_READ);
+			ev_io_start(sup_loop, &r->io_keep);
+		}
+	}
 	/* Like timeout(1), the time counts from the fork, not from the
 	 * moment the exec has succeeded. */
 	now = mono_now();
@@ -470,6 +515,8 @@ run_disarm(struct run *r)
 	ev_timer_stop(sup_loop, &r->t_prepare);
 	ev_timer_stop(sup_loop, &r->t_drain);
 	ev_timer_stop(sup_loop, &r->t_idle);
+	ev_timer_stop(sup_loop, &r->t_keep);
+	ev_io_stop(sup_loop, &r->io_keep);
 }
 
 /* No more grace for anything of the run: --kill-after has passed, or a

@@ -48,6 +48,7 @@
 
 #include "core.h"
 #include "store.h"
+#include "backend.h"
 #include "guard.h"
 
 
@@ -201,7 +202,6 @@ int
 store_read_text(const char *path, int follow_symlinks, char **out,
     size_t *outlen, char *err, size_t errlen)
 {
-	const char *bad;
 	char *buf = NULL;
 	struct stat st;
 	size_t len;
@@ -237,30 +237,44 @@ store_read_text(const char *path, int follow_symlinks, char **out,
 		return -1;
 	}
 	close(fd);
+	if (state_text_check(path, buf, len, err, errlen) == -1) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
 
+int
+state_text_check(const char *path, const char *buf, size_t len, char *err,
+    size_t errlen)
+{
+	const char *bad;
+
+	if (len > (size_t)MAX_STATE_SIZE) {
+		snprintf(err, errlen, "%s: state too large (%zu bytes)", path,
+		    len);
+		return -1;
+	}
 	if (len == 0) {
 		snprintf(err, errlen, "%s: corrupt state file: empty", path);
-		goto fail;
+		return -1;
 	}
 	if (memchr(buf, '\0', len) != NULL) {
 		snprintf(err, errlen, "%s: corrupt state file: NUL byte at "
-		    "offset %zu", path, (size_t)((char *)memchr(buf, '\0',
+		    "offset %zu", path, (size_t)((const char *)memchr(buf, '\0',
 		    len) - buf));
-		goto fail;
+		return -1;
 	}
 	/* cbexec writes only UTF-8 (SPEC §6): anything else was not written
 	 * by it, and would not be written back the same. */
 	if ((bad = utf8_invalid(buf, len)) != NULL) {
 		snprintf(err, errlen, "%s: corrupt state file: not valid UTF-8 "
 		    "at byte %zu", path, (size_t)(bad - buf));
-		goto fail;
+		return -1;
 	}
-	*out = buf;
-	*outlen = len;
 	return 0;
-fail:
-	free(buf);
-	return -1;
 }
 
 /* The message for a JSON syntax error that stopped the parse at end. */
@@ -282,10 +296,8 @@ int
 state_load(const char *path, int follow_symlinks, const char *name,
     struct cb_state *s, char *err, size_t errlen)
 {
-	const char *end = NULL;
-	char *buf = NULL, why[256];
+	char *buf = NULL;
 	size_t len;
-	cJSON *j;
 	int rc;
 
 	if ((rc = store_read_text(path, follow_symlinks, &buf, &len, err,
@@ -298,13 +310,25 @@ state_load(const char *path, int follow_symlinks, const char *name,
 		}
 		return 1;
 	}
+	rc = state_parse(path, buf, len, name, s, err, errlen);
+	free(buf);
+	return rc;
+}
+
+int
+state_parse(const char *path, const char *buf, size_t len, const char *name,
+    struct cb_state *s, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	char why[256];
+	cJSON *j;
+	int rc;
+
 	if ((j = parse_in_arena(buf, len, &end)) == NULL) {
 		arena_drop();
 		syntax_error(path, buf, len, end, err, errlen);
-		free(buf);
 		return -1;
 	}
-	free(buf);
 	rc = state_from_json(j, s, why, sizeof(why));
 	arena_drop();
 	if (rc < 0) {

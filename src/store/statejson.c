@@ -450,6 +450,8 @@ state_text(const struct cb_state *s)
 
 	key(&b, "version");
 	put_long(&b, STATE_VERSION);
+	key(&b, "generation");
+	put_long(&b, s->generation);
 	key(&b, "name");
 	put_str_or_null(&b, s->name);
 	key(&b, "state");

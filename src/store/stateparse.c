@@ -414,7 +414,9 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		return bad_field(err, errlen, "outcome", "an outcome name "
 		    "(\"OK\", \"OPEN\", \"STUCK\", ...)");
 
-	if (get_str(j, "name", "name", &s->name, err, errlen) == -1 ||
+	if (get_long(j, "generation", "generation", &s->generation, err,
+	    errlen) == -1 ||
+	    get_str(j, "name", "name", &s->name, err, errlen) == -1 ||
 	    get_str(j, "phase", "phase", &s->phase, err, errlen) == -1 ||
 	    get_int(j, "no_progress_count", "no_progress_count",
 	    &s->no_progress_count, err, errlen) == -1 ||

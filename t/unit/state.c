@@ -364,7 +364,7 @@ static void
 test_schema(void)
 {
 	static const char *keys[] = {
-		"version", "name", "state", "phase", "no_progress_count",
+		"version", "generation", "name", "state", "phase", "no_progress_count",
 		"same_error_count", "consecutive_errors", "same_task_failures",
 		"last_failed_task", "iteration", "total_opens",
 		"last_progress_iteration", "last_progress_metric",

@@ -1,0 +1,914 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The shared store (SPEC §9, --store): circuits kept in one Redis, through
+ * hiredis, so that many hosts share one breaker.
+ *
+ * Keys, one circuit NAME:
+ *   cbexec:circuit:NAME   the state, the same JSON as a state file (so
+ *                         `redis-cli GET` shows what --status --json does)
+ *   cbexec:lock:NAME      the lease: a random token, with an expiry
+ *   cbexec:corrupt:NAME:TIMESTAMP  a corrupt state a reset moved aside
+ *
+ * The lock is a lease: SET lock token NX PX lease.  Its holder renews it
+ * (store_keepalive, from the run's event loop) and deletes it at the end
+ * only while it still holds that token.  A holder that stops (SIGSTOP, a
+ * partition, a machine that hangs) loses the lease when it expires, and
+ * another host may take the circuit.  What keeps the stopped holder from
+ * then writing over the newer state is the fence: every write is one Lua
+ * script that checks, atomically in Redis, that the lease is still this
+ * holder's token (or is free, and the state is unchanged since it was
+ * loaded: nobody else ran) and that the state still has the generation
+ * this holder loaded; only then is the new state (generation + 1)
+ * written.  Otherwise nothing is written and the caller exits 125.
+ *
+ * Time comes from Redis (TIME, read with the lock and with each renewal
+ * and advanced by our monotonic clock in between), so opened_at,
+ * cooldowns and retry_at mean the same on every host whatever its clock
+ * says; leases expire on Redis's clock too.
+ *
+ * Every connect and command is bounded by --store-timeout (hiredis's
+ * connect timeout, then SO_RCVTIMEO/SO_SNDTIMEO on the socket): a store
+ * that does not answer is an error within that time, never a hang.  The
+ * socket is close-on-exec, so the command never inherits it.
+ *
+ * Each step that needs more than one command is one script (EVAL), so a
+ * step is one round trip: taking the lock also reads the state and the
+ * time; a renewal also reads the time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+#include <hiredis.h>
+
+#include "core.h"
+#include "store.h"
+#include "backend.h"
+
+struct store_redis {
+	redisContext *c;
+	char *key, *lock;	/* cbexec:circuit:NAME, cbexec:lock:NAME */
+	char token[33];		/* this holder's lease, hex */
+	char *fetched;		/* the state the lock step read, or NULL */
+	size_t fetched_len;
+	int have_fetched;	/* fetched holds what the lock step read
+				 * (NULL: there was no state) */
+};
+
+/* ---- the URL ---- */
+
+struct url {
+	int unix_sock;
+	char host[256];
+	int port;
+	char path[PATH_MAX];
+	char user[256], pass[256];
+	int has_pass;
+	long db;
+};
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Copy n bytes of s into out, %XX decoded; -1 when bad or too long. */
+static int
+pct_copy(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		int c = (unsigned char)s[i];
+
+		if (c == '%') {
+			if (i + 2 >= n || hexval(s[i + 1]) < 0 ||
+			    hexval(s[i + 2]) < 0)
+				return -1;
+			c = hexval(s[i + 1]) * 16 + hexval(s[i + 2]);
+			i += 2;
+			if (c == 0)
+				return -1;
+		}
+		if (o + 1 >= outlen)
+			return -1;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* A database number: digits only, at most 1000000. */
+static int
+parse_db(const char *s, size_t n, long *db)
+{
+	size_t i;
+	long v = 0;
+
+	if (n == 0 || n > 7)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v > 1000000)
+		return -1;
+	*db = v;
+	return 0;
+}
+
+static int
+url_parse(const char *url, struct url *u, const char **why)
+{
+	const char *p, *at, *slash, *host, *hend, *q;
+	size_t i, n;
+
+	memset(u, 0, sizeof(*u));
+	u->port = 6379;
+	if (strncmp(url, "unix://", 7) == 0) {
+		p = url + 7;
+		u->unix_sock = 1;
+		if (*p != '/') {
+			*why = "a unix:// URL names an absolute path "
+			    "(unix:///path.sock)";
+			return -1;
+		}
+		q = strchr(p, '?');
+		n = q != NULL ? (size_t)(q - p) : strlen(p);
+		if (n <= 1 || pct_copy(p, n, u->path, sizeof(u->path)) == -1) {
+			*why = "bad socket path";
+			return -1;
+		}
+		if (q != NULL && (strncmp(q, "?db=", 4) != 0 ||
+		    parse_db(q + 4, strlen(q + 4), &u->db) == -1)) {
+			*why = "after the path only ?db=N (a database number)";
+			return -1;
+		}
+		return 0;
+	}
+	if (strncmp(url, "redis://", 8) != 0) {
+		*why = "the scheme is redis:// or unix://";
+		return -1;
+	}
+	p = url + 8;
+	slash = strchr(p, '/');
+	at = memchr(p, '@', slash != NULL ? (size_t)(slash - p) : strlen(p));
+	if (at != NULL) {
+		const char *colon = memchr(p, ':', (size_t)(at - p));
+
+		if (colon == NULL) {
+			*why = "credentials are user:password@ (or "
+			    ":password@)";
+			return -1;
+		}
+		if (pct_copy(p, (size_t)(colon - p), u->user,
+		    sizeof(u->user)) == -1 || pct_copy(colon + 1,
+		    (size_t)(at - colon - 1), u->pass, sizeof(u->pass)) == -1) {
+			*why = "bad user or password";
+			return -1;
+		}
+		u->has_pass = 1;
+		p = at + 1;
+	}
+	host = p;
+	if (*host == '[') {
+		if ((hend = strchr(host, ']')) == NULL) {
+			*why = "an IPv6 address without its ']'";
+			return -1;
+		}
+		host++;
+		p = hend + 1;
+	} else {
+		for (hend = host; *hend != '\0' && *hend != ':' &&
+		    *hend != '/'; hend++)
+			;
+		p = hend;
+	}
+	if (hend == host || (size_t)(hend - host) >= sizeof(u->host)) {
+		*why = "no host";
+		return -1;
+	}
+	for (i = 0; host + i < hend; i++) {
+		char c = host[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+		    c == ':' || c == '_')) {
+			*why = "bad host name";
+			return -1;
+		}
+		u->host[i] = c;
+	}
+	u->host[i] = '\0';
+	if (*p == ':') {
+		long port = 0;
+
+		p++;
+		for (i = 0; p[i] >= '0' && p[i] <= '9' && i < 6; i++)
+			port = port * 10 + (p[i] - '0');
+		if (i == 0 || port < 1 || port > 65535 ||
+		    (p[i] != '\0' && p[i] != '/')) {
+			*why = "the port is a number from 1 to 65535";
+			return -1;
+		}
+		u->port = (int)port;
+		p += i;
+	}
+	if (*p == '/' && p[1] != '\0' &&
+	    parse_db(p + 1, strlen(p + 1), &u->db) == -1) {
+		*why = "after the host only /DB (a database number)";
+		return -1;
+	}
+	if (*p != '\0' && *p != '/') {
+		*why = "bad host";
+		return -1;
+	}
+	return 0;
+}
+
+static void
+url_label(const struct url *u, char *label, size_t len)
+{
+	if (u->unix_sock)
+		snprintf(label, len, "unix://%s%s%.0ld", u->path,
+		    u->db != 0 ? "?db=" : "", u->db);
+	else
+		snprintf(label, len, "redis://%s%s%s%s%s:%d/%ld", u->user,
+		    u->user[0] != '\0' ? "@" : "", strchr(u->host, ':') ?
+		    "[" : "", u->host, strchr(u->host, ':') ? "]" : "",
+		    u->port, u->db);
+}
+
+int
+store_url_check(const char *url, char *label, size_t labellen, char *err,
+    size_t errlen)
+{
+	const char *why = "";
+	struct url u;
+
+	/* The URL is not repeated: it may hold a password. */
+	if (url_parse(url, &u, &why) == -1) {
+		snprintf(err, errlen, "invalid --store URL: %s (use "
+		    "redis://[user:password@]host[:port][/db] or "
+		    "unix:///path.sock[?db=N])", why);
+		return -1;
+	}
+	if (label != NULL)
+		url_label(&u, label, labellen);
+	return 0;
+}
+
+/* ---- commands ---- */
+
+static struct timeval
+tv_of(double secs)
+{
+	struct timeval tv;
+
+	if (secs <= 0)
+		secs = 2;
+	tv.tv_sec = (time_t)secs;
+	tv.tv_usec = (suseconds_t)((secs - (double)tv.tv_sec) * 1e6);
+	return tv;
+}
+
+/* The reply to argv, or NULL with err naming the store (the connection
+ * broke or timed out; Redis said no). */
+static redisReply *
+call(struct store *st, int argc, const char **argv, const size_t *lens,
+    char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	redisReply *rep;
+
+	if (r->c == NULL || r->c->err) {
+		snprintf(err, errlen, "store %s: %s", st->label, r->c != NULL ?
+		    r->c->errstr : "not connected");
+		return NULL;
+	}
+	rep = redisCommandArgv(r->c, argc, argv, lens);
+	if (rep == NULL) {
+		snprintf(err, errlen, "store %s: %s", st->label,
+		    r->c->err == REDIS_ERR_IO && (errno == EAGAIN ||
+		    errno == EWOULDBLOCK) ? "no answer within "
+		    "--store-timeout" : r->c->errstr[0] != '\0' ?
+		    r->c->errstr : "connection lost");
+		return NULL;
+	}
+	if (rep->type == REDIS_REPLY_ERROR) {
+		snprintf(err, errlen, "store %s: %s", st->label, rep->str);
+		freeReplyObject(rep);
+		return NULL;
+	}
+	return rep;
+}
+
+/* A command of plain words (no binary argument). */
+static redisReply *
+callv(struct store *st, char *err, size_t errlen, int argc, ...)
+{
+	const char *argv[8];
+	size_t lens[8];
+	va_list ap;
+	int i;
+
+	va_start(ap, argc);
+	for (i = 0; i < argc && i < 8; i++) {
+		argv[i] = va_arg(ap, const char *);
+		lens[i] = strlen(argv[i]);
+	}
+	va_end(ap);
+	return call(st, argc, argv, lens, err, errlen);
+}
+
+/* The generation of the state at KEYS[n]: 0 when there is none, -1 when
+ * it does not parse. */
+#define LUA_GEN \
+"local function gen(k)\n" \
+"  local cur = redis.call('GET', k)\n" \
+"  if not cur then return 0 end\n" \
+"  local ok, d = pcall(cjson.decode, cur)\n" \
+"  if not ok or type(d) ~= 'table' then return -1 end\n" \
+"  return tonumber(d['generation']) or 0\n" \
+"end\n"
+
+/* KEYS lock, state; ARGV token, lease ms.  {taken, state or nil, time}. */
+static const char lua_lock[] =
+"local ok = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])\n"
+"local t = redis.call('TIME')\n"
+"if not ok then return {0, false, t[1], t[2]} end\n"
+"return {1, redis.call('GET', KEYS[2]), t[1], t[2]}\n";
+
+/* KEYS lock, state; ARGV token, lease ms, generation loaded.  The lease
+ * renewed while it is ours; taken again when it has expired and nobody
+ * saved since.  {renewed, time}. */
+static const char lua_renew[] = LUA_GEN
+"local t = redis.call('TIME')\n"
+"local v = redis.call('GET', KEYS[1])\n"
+"if v == ARGV[1] then\n"
+"  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+"  return {1, t[1], t[2]}\n"
+"end\n"
+"if v or gen(KEYS[2]) ~= tonumber(ARGV[3]) then return {0, t[1], t[2]} end\n"
+"redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+"return {1, t[1], t[2]}\n";
+
+/* KEYS lock, state; ARGV token, generation loaded, state, lease ms.
+ * 1 written; -1 another holder has the lease; -2 the state changed. */
+static const char lua_save[] = LUA_GEN
+"local v = redis.call('GET', KEYS[1])\n"
+"if v and v ~= ARGV[1] then return -1 end\n"
+"if gen(KEYS[2]) ~= tonumber(ARGV[2]) then return -2 end\n"
+"redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])\n"
+"redis.call('SET', KEYS[2], ARGV[3])\n"
+"return 1\n";
+
+/* KEYS lock; ARGV token. */
+static const char lua_release[] =
+"if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+"  return redis.call('DEL', KEYS[1])\n"
+"end\n"
+"return 0\n";
+
+static redisReply *
+eval(struct store *st, const char *script, int nargs, const char **args,
+    const size_t *lens, char *err, size_t errlen)
+{
+	const char *argv[10];
+	size_t alen[10];
+	int i;
+
+	argv[0] = "EVAL";
+	argv[1] = script;
+	argv[2] = "2";
+	argv[3] = st->r->lock;
+	argv[4] = st->r->key;
+	for (i = 0; i < nargs && i < 5; i++) {
+		argv[5 + i] = args[i];
+		alen[5 + i] = lens != NULL && lens[i] != 0 ? lens[i] :
+		    strlen(args[i]);
+	}
+	for (i = 0; i < 5; i++)
+		alen[i] = strlen(argv[i]);
+	return call(st, 5 + nargs, argv, alen, err, errlen);
+}
+
+static void
+lease_ms(const struct store *st, char *buf, size_t len)
+{
+	long long ms = (long long)(st->lease * 1000);
+
+	snprintf(buf, len, "%lld", ms > 0 ? ms : 1);
+}
+
+/* Redis's TIME as two strings (seconds, microseconds) in e[0], e[1]. */
+static int
+take_time(struct store *st, redisReply **e)
+{
+	if (e[0]->type != REDIS_REPLY_STRING ||
+	    e[1]->type != REDIS_REPLY_STRING)
+		return -1;
+	st->clock_at = strtod(e[0]->str, NULL) + strtod(e[1]->str, NULL) /
+	    1e6;
+	st->clock_mono = mono_now();
+	return 0;
+}
+
+/* ---- the handle ---- */
+
+int
+redis_open(struct store *st, const char *url, char *err, size_t errlen)
+{
+	struct store_redis *r;
+	struct sigaction sa;
+	struct timeval tv = tv_of(st->timeout);
+	unsigned char rnd[16];
+	redisReply *rep;
+	const char *why = "";
+	struct url u;
+	size_t i;
+
+	if (url_parse(url, &u, &why) == -1) {
+		snprintf(err, errlen, "invalid --store URL: %s", why);
+		return -1;
+	}
+	url_label(&u, st->label, sizeof(st->label));
+	if ((r = st->r = calloc(1, sizeof(*r))) == NULL)
+		goto nomem;
+	if (st->name != NULL && (asprintf(&r->key, "cbexec:circuit:%s",
+	    st->name) == -1 || asprintf(&r->lock, "cbexec:lock:%s",
+	    st->name) == -1)) {
+		r->key = r->lock = NULL;
+		goto nomem;
+	}
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		snprintf(err, errlen, "store %s: no random token: %s",
+		    st->label, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(r->token + 2 * i, 3, "%02x", rnd[i]);
+	/* A store that hangs up must give an error, not kill us (the run
+	 * engine ignores SIGPIPE already; an operator verb does not). */
+	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &sa, NULL);
+	}
+	r->c = u.unix_sock ? redisConnectUnixWithTimeout(u.path, tv) :
+	    redisConnectWithTimeout(u.host, u.port, tv);
+	if (r->c == NULL || r->c->err) {
+		snprintf(err, errlen, "store %s: cannot connect: %s",
+		    st->label, r->c != NULL ? r->c->errstr : "out of memory");
+		return -1;
+	}
+	/* The command must never inherit the connection. */
+	fcntl(r->c->fd, F_SETFD, FD_CLOEXEC);
+	if (redisSetTimeout(r->c, tv) != REDIS_OK) {
+		snprintf(err, errlen, "store %s: %s", st->label,
+		    r->c->errstr);
+		return -1;
+	}
+	if (u.has_pass) {
+		rep = u.user[0] != '\0' ? callv(st, err, errlen, 3, "AUTH",
+		    u.user, u.pass) : callv(st, err, errlen, 2, "AUTH", u.pass);
+		if (rep == NULL)
+			return -1;
+		freeReplyObject(rep);
+	}
+	if (u.db != 0) {
+		char db[16];
+
+		snprintf(db, sizeof(db), "%ld", u.db);
+		if ((rep = callv(st, err, errlen, 2, "SELECT", db)) == NULL)
+			return -1;
+		freeReplyObject(rep);
+	}
+	/* One round trip that says the store answers, and its time. */
+	if ((rep = callv(st, err, errlen, 1, "TIME")) == NULL)
+		return -1;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+	    take_time(st, rep->element) == -1) {
+		snprintf(err, errlen, "store %s: TIME: unexpected reply",
+		    st->label);
+		freeReplyObject(rep);
+		return -1;
+	}
+	freeReplyObject(rep);
+	memset(&u, 0, sizeof(u));	/* the password */
+	return 0;
+nomem:
+	snprintf(err, errlen, "store %s: out of memory", st->label);
+	return -1;
+}
+
+void
+redis_close(struct store *st)
+{
+	struct store_redis *r = st->r;
+
+	if (r == NULL)
+		return;
+	if (r->c != NULL)
+		redisFree(r->c);
+	free(r->key);
+	free(r->lock);
+	free(r->fetched);
+	free(r);
+	st->r = NULL;
+}
+
+const char *
+redis_key(const struct store *st)
+{
+	return st->r != NULL && st->r->key != NULL ? st->r->key : "?";
+}
+
+int
+redis_fd(const struct store *st)
+{
+	return st->r != NULL && st->r->c != NULL && !st->r->c->err ?
+	    st->r->c->fd : -1;
+}
+
+int
+redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
+    size_t errlen)
+{
+	struct store_redis *r = st->r;
+	double deadline = wait > 0 ? mono_now() + wait : 0, delay = 0.01, left;
+	const char *args[2];
+	char ms[32];
+	redisReply *rep;
+	struct timespec ts;
+	int taken;
+
+	lease_ms(st, ms, sizeof(ms));
+	args[0] = r->token;
+	args[1] = ms;
+	for (;;) {
+		if ((rep = eval(st, lua_lock, 2, args, NULL, err,
+		    errlen)) == NULL)
+			return -1;
+		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4 ||
+		    take_time(st, rep->element + 2) == -1) {
+			snprintf(err, errlen, "store %s: unexpected reply to "
+			    "the lock", st->label);
+			freeReplyObject(rep);
+			return -1;
+		}
+		taken = rep->element[0]->integer == 1;
+		if (taken) {
+			redisReply *s = rep->element[1];
+
+			free(r->fetched);
+			r->fetched = NULL;
+			r->have_fetched = 1;
+			if (s->type == REDIS_REPLY_STRING) {
+				if ((r->fetched = malloc(s->len + 1)) == NULL) {
+					freeReplyObject(rep);
+					st->held = 1;
+					snprintf(err, errlen, "out of memory");
+					return -1;
+				}
+				memcpy(r->fetched, s->str, s->len);
+				r->fetched[s->len] = '\0';
+				r->fetched_len = s->len;
+			}
+		}
+		freeReplyObject(rep);
+		if (taken) {
+			st->held = 1;
+			return 0;
+		}
+		if (wait == 0)
+			return -2;
+		left = delay;
+		if (wait > 0) {
+			if ((left = deadline - mono_now()) <= 0)
+				return -2;
+			if (left > delay)
+				left = delay;
+		}
+		if (nap != NULL) {
+			if (nap(left))
+				return -3;
+		} else {
+			ts.tv_sec = (time_t)left;
+			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+			nanosleep(&ts, NULL);
+		}
+		if ((delay *= 1.5) > 0.05)
+			delay = 0.05;
+	}
+}
+
+void
+redis_unlock(struct store *st)
+{
+	const char *argv[5];
+	char err[256];
+	redisReply *rep;
+
+	if (st->r == NULL || st->r->c == NULL || st->r->c->err)
+		return;
+	argv[0] = "EVAL";
+	argv[1] = lua_release;
+	argv[2] = "1";
+	argv[3] = st->r->lock;
+	argv[4] = st->r->token;
+	/* Gone with the store, the lease simply expires. */
+	if ((rep = call(st, 5, argv, NULL, err, sizeof(err))) != NULL)
+		freeReplyObject(rep);
+}
+
+int
+redis_keepalive(struct store *st, char *err, size_t errlen)
+{
+	const char *args[3];
+	char ms[32], gen[32];
+	redisReply *rep;
+	int ok;
+
+	lease_ms(st, ms, sizeof(ms));
+	snprintf(gen, sizeof(gen), "%ld", st->generation);
+	args[0] = st->r->token;
+	args[1] = ms;
+	args[2] = gen;
+	if ((rep = eval(st, lua_renew, 3, args, NULL, err, errlen)) == NULL)
+		return -1;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 ||
+	    take_time(st, rep->element + 1) == -1) {
+		snprintf(err, errlen, "store %s: unexpected reply to the "
+		    "renewal", st->label);
+		freeReplyObject(rep);
+		return -1;
+	}
+	ok = rep->element[0]->integer == 1;
+	freeReplyObject(rep);
+	if (!ok) {
+		st->held = 0;
+		snprintf(err, errlen, "store %s: the lease on circuit %s "
+		    "expired and another holder has it now", st->label,
+		    st->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Text of a state from the store into *s; 1 with a fresh one when there
+ * is none. */
+static int
+parse_state(struct store *st, const char *name, const char *key,
+    const char *text, size_t len, int have, struct cb_state *s, char *err,
+    size_t errlen)
+{
+	char where[512];
+
+	if (!have) {
+		if (breaker_init(s, name) == -1) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		return 1;
+	}
+	snprintf(where, sizeof(where), "%s in %s", key, st->label);
+	if (state_text_check(where, text, len, err, errlen) == -1)
+		return -1;
+	return state_parse(where, text, len, name, s, err, errlen);
+}
+
+int
+redis_load(struct store *st, struct cb_state *s, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	redisReply *rep;
+	int rc;
+
+	/* Read with the lock, in the same round trip. */
+	if (r->have_fetched) {
+		rc = parse_state(st, st->name, r->key, r->fetched,
+		    r->fetched_len, r->fetched != NULL, s, err, errlen);
+		free(r->fetched);
+		r->fetched = NULL;
+		r->have_fetched = 0;
+		return rc;
+	}
+	if ((rep = callv(st, err, errlen, 2, "GET", r->key)) == NULL)
+		return -1;
+	rc = parse_state(st, st->name, r->key, rep->str, rep->len,
+	    rep->type == REDIS_REPLY_STRING, s, err, errlen);
+	freeReplyObject(rep);
+	return rc;
+}
+
+int
+redis_save(struct store *st, const char *text, char *err, size_t errlen)
+{
+	const char *args[4];
+	size_t lens[4] = { 0, 0, 0, 0 };
+	char ms[32], gen[32];
+	redisReply *rep;
+	long long rc;
+
+	lease_ms(st, ms, sizeof(ms));
+	snprintf(gen, sizeof(gen), "%ld", st->generation);
+	args[0] = st->r->token;
+	args[1] = gen;
+	args[2] = text;
+	args[3] = ms;
+	lens[2] = strlen(text);
+	if ((rep = eval(st, lua_save, 4, args, lens, err, errlen)) == NULL)
+		return -1;
+	rc = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
+	freeReplyObject(rep);
+	if (rc == 1)
+		return 0;
+	if (rc == -1 || rc == -2) {
+		st->held = 0;
+		snprintf(err, errlen, "store %s: circuit %s: %s; this "
+		    "holder's state not saved (the newer one is kept)",
+		    st->label, st->name, rc == -1 ? "the lease expired and "
+		    "another holder has it now" : "the lease expired and "
+		    "another holder saved a newer state");
+		return -4;
+	}
+	snprintf(err, errlen, "store %s: unexpected reply to the save",
+	    st->label);
+	return -1;
+}
+
+int
+redis_exists(struct store *st, char *err, size_t errlen)
+{
+	redisReply *rep;
+	int rc;
+
+	if ((rep = callv(st, err, errlen, 3, "EXISTS", st->r->key,
+	    st->r->lock)) == NULL)
+		return -1;
+	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0;
+	freeReplyObject(rep);
+	return rc;
+}
+
+int
+redis_move_aside(struct store *st, char *newname, size_t newlen, char *err,
+    size_t errlen)
+{
+	char stamp[32];
+	redisReply *rep;
+	struct tm tm;
+	time_t t = (time_t)store_now(st);
+	int i, moved;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0) {
+		snprintf(err, errlen, "%s: bad time", st->label);
+		return -1;
+	}
+	for (i = 0; i < 1000; i++) {
+		if (i == 0)
+			snprintf(newname, newlen, "cbexec:corrupt:%s:%s",
+			    st->name, stamp);
+		else
+			snprintf(newname, newlen, "cbexec:corrupt:%s:%s.%d",
+			    st->name, stamp, i);
+		/* NX: two resets in one second keep both pieces of
+		 * evidence. */
+		if ((rep = callv(st, err, errlen, 3, "RENAMENX", st->r->key,
+		    newname)) == NULL)
+			return -1;
+		moved = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+		freeReplyObject(rep);
+		if (moved)
+			return 0;
+	}
+	snprintf(err, errlen, "store %s: cannot move %s aside", st->label,
+	    st->r->key);
+	return -1;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+redis_list(struct store *st, char ***names, size_t *n, char *err,
+    size_t errlen)
+{
+	const size_t plen = strlen("cbexec:circuit:");
+	char cursor[32] = "0", **v = NULL, **nv;
+	redisReply *rep, *keys;
+	size_t i;
+
+	*names = NULL;
+	*n = 0;
+	do {
+		if ((rep = callv(st, err, errlen, 6, "SCAN", cursor, "MATCH",
+		    "cbexec:circuit:*", "COUNT", "1000")) == NULL)
+			goto fail;
+		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+		    rep->element[0]->type != REDIS_REPLY_STRING ||
+		    rep->element[1]->type != REDIS_REPLY_ARRAY) {
+			freeReplyObject(rep);
+			snprintf(err, errlen, "store %s: unexpected reply to "
+			    "SCAN", st->label);
+			goto fail;
+		}
+		snprintf(cursor, sizeof(cursor), "%s", rep->element[0]->str);
+		keys = rep->element[1];
+		for (i = 0; i < keys->elements; i++) {
+			if (keys->element[i]->type != REDIS_REPLY_STRING ||
+			    keys->element[i]->len <= plen)
+				continue;
+			if ((nv = realloc(v, (*n + 1) * sizeof(*v))) == NULL) {
+				freeReplyObject(rep);
+				goto nomem;
+			}
+			v = nv;
+			if ((v[*n] = strdup(keys->element[i]->str + plen)) ==
+			    NULL) {
+				freeReplyObject(rep);
+				goto nomem;
+			}
+			(*n)++;
+		}
+		freeReplyObject(rep);
+	} while (strcmp(cursor, "0") != 0);
+	if (*n > 0)
+		qsort(v, *n, sizeof(*v), by_name);
+	*names = v;
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	for (i = 0; i < *n; i++)
+		free(v[i]);
+	free(v);
+	*n = 0;
+	return -1;
+}
+
+int
+redis_get_json(struct store *st, const char *name, struct cb_state *s,
+    cJSON **j, char *err, size_t errlen)
+{
+	char *key, where[512], why[256];
+	const char *end = NULL;
+	redisReply *rep;
+	int rc;
+
+	*j = NULL;
+	if (asprintf(&key, "cbexec:circuit:%s", name) == -1) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	snprintf(where, sizeof(where), "%s in %s", key, st->label);
+	rep = callv(st, err, errlen, 2, "GET", key);
+	free(key);
+	if (rep == NULL)
+		return -1;
+	if (rep->type != REDIS_REPLY_STRING) {
+		snprintf(err, errlen, "%s: gone", where);
+		freeReplyObject(rep);
+		return -1;
+	}
+	if (state_text_check(where, rep->str, rep->len, err, errlen) == -1) {
+		freeReplyObject(rep);
+		return -1;
+	}
+	if ((*j = cJSON_ParseWithLengthOpts(rep->str, rep->len + 1, &end,
+	    1)) == NULL) {
+		snprintf(err, errlen, "%s: corrupt state: JSON syntax error",
+		    where);
+		freeReplyObject(rep);
+		return -1;
+	}
+	freeReplyObject(rep);
+	if ((rc = state_from_json(*j, s, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "%s: %s", where, why);
+		cJSON_Delete(*j);
+		*j = NULL;
+	}
+	return rc;
+}
