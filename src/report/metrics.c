@@ -6,7 +6,9 @@
  * staleness alerts: *_timestamp_seconds) in Prometheus text format 0.0.4,
  * for node_exporter's textfile collector; promtool check metrics accepts
  * it (no gauge ends in _count).  Every sample is labelled circuit="LABEL"
- * (escaped as the format requires); cbexec_errors_total also carries
+ * (escaped as the format requires) and, for a circuit in a shared store,
+ * store="URL" (never its password), with cbexec_store_fallback saying
+ * whether the local state stood in for it; cbexec_errors_total also carries
  * class="...".  The skips (SPEC §9) are a count and one
  * cbexec_skip_timestamp_seconds sample per skip, labelled with its kind,
  * name and reason (cut short: a label is no place for an essay); its value
@@ -57,16 +59,41 @@ put_head(FILE *f, const char *name, const char *type, const char *help)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* One sample: NAME{circuit="LABEL"[,class="CLS"]} V. */
+/* One sample: NAME{LABELS[,class="CLS"]} V; LABELS is the circuit's,
+ * escaped already (labels_of). */
 static void
 put_sample(FILE *f, const char *name, const char *label, const char *cls,
     const char *v)
 {
-	fprintf(f, "%s{circuit=\"", name);
-	put_label(f, label);
+	fprintf(f, "%s{%s", name, label);
 	if (cls != NULL)
-		fprintf(f, "\",class=\"%s", cls);
-	fprintf(f, "\"} %s\n", v);
+		fprintf(f, ",class=\"%s\"", cls);
+	fprintf(f, "} %s\n", v);
+}
+
+/* The labels of every sample: circuit="LABEL", and store="URL" (without
+ * its password) when the circuit is in a shared store.  malloc'd. */
+static char *
+labels_of(const struct reporter *r, const char *label)
+{
+	char *p = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if ((f = open_memstream(&p, &len)) == NULL)
+		return NULL;
+	fputs("circuit=\"", f);
+	put_label(f, label);
+	if (r->store != NULL) {
+		fputs("\",store=\"", f);
+		put_label(f, r->store);
+	}
+	fputs("\"", f);
+	if (fclose(f) != 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
 }
 
 static void
@@ -124,9 +151,8 @@ put_skips(FILE *f, const char *l, const struct cb_state *s)
 	    "When each skipped phase or task was skipped (0: not known).");
 	for (i = 0; i < s->n_skips; i++) {
 		k = &s->skips[i];
-		fputs("cbexec_skip_timestamp_seconds{circuit=\"", f);
-		put_label(f, l);
-		fprintf(f, "\",kind=\"%s\",name=\"", skip_kind_name(k->kind));
+		fprintf(f, "cbexec_skip_timestamp_seconds{%s,kind=\"%s\","
+		    "name=\"", l, skip_kind_name(k->kind));
 		put_label_cut(f, k->name);
 		fputs("\",reason=\"", f);
 		put_label_cut(f, k->reason != NULL ? k->reason : "");
@@ -162,9 +188,8 @@ put_spend(FILE *f, const char *l, const struct cb_state *s)
 			put_head(f, "cbexec_tokens_total", "counter",
 			    "Tokens the agent reported over the circuit's "
 			    "lifetime, by kind.");
-		fputs("cbexec_tokens_total{circuit=\"", f);
-		put_label(f, l);
-		fprintf(f, "\",kind=\"%s\"} %ld\n", kinds[i], tok[i]);
+		fprintf(f, "cbexec_tokens_total{%s,kind=\"%s\"} %ld\n", l,
+		    kinds[i], tok[i]);
 	}
 	if (s->spent.turns >= 0) {
 		put_head(f, "cbexec_turns_total", "counter",
@@ -180,13 +205,15 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 	static const enum cb_class classes[] = { CB_CLASS_RECOVERABLE,
 	    CB_CLASS_TRANSIENT, CB_CLASS_TIMEOUT, CB_CLASS_FATAL,
 	    CB_CLASS_BUDGET };
-	const char *l = label_of(r);
+	char *l = labels_of(r, label_of(r));
 	char *p = NULL;
 	size_t i;
 	FILE *f;
 
-	if ((f = open_memstream(&p, len)) == NULL)
+	if (l == NULL || (f = open_memstream(&p, len)) == NULL) {
+		free(l);
 		return NULL;
+	}
 	put_head(f, "cbexec_state", "gauge",
 	    "Circuit state (0 CLOSED, 1 HALF_OPEN, 2 OPEN).");
 	put_long(f, "cbexec_state", l, NULL, (long)s->state);
@@ -228,12 +255,18 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 		put_head(f, "cbexec_account_gate", "gauge", "Gate of the "
 		    "circuit's --account (0 CLOSED, 1 HALF_OPEN: a trial, 2 "
 		    "OPEN: runs refused).");
-		fputs("cbexec_account_gate{circuit=\"", f);
-		put_label(f, l);
-		fputs("\",account=\"", f);
+		fprintf(f, "cbexec_account_gate{%s,account=\"", l);
 		put_label(f, r->account);
 		fprintf(f, "\"} %d\n", r->account_gate);
 	}
+	if (r->store != NULL) {
+		put_head(f, "cbexec_store_fallback", "gauge",
+		    "1 when the shared store could not be reached and the "
+		    "local state was used (--store-fallback local).");
+		put_long(f, "cbexec_store_fallback", l, NULL,
+		    r->store_fallback);
+	}
+	free(l);
 	if (fclose(f) != 0) {
 		free(p);
 		return NULL;

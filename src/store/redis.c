@@ -306,11 +306,13 @@ call(struct store *st, int argc, const char **argv, const size_t *lens,
 	}
 	rep = redisCommandArgv(r->c, argc, argv, lens);
 	if (rep == NULL) {
-		snprintf(err, errlen, "store %s: %s", st->label,
+		snprintf(err, errlen, "store %s: %s%s", st->label,
 		    r->c->err == REDIS_ERR_IO && (errno == EAGAIN ||
 		    errno == EWOULDBLOCK) ? "no answer within "
-		    "--store-timeout" : r->c->errstr[0] != '\0' ?
-		    r->c->errstr : "connection lost");
+		    "--store-timeout" : "connection lost: ",
+		    r->c->err == REDIS_ERR_IO && (errno == EAGAIN ||
+		    errno == EWOULDBLOCK) ? "" : r->c->errstr[0] != '\0' ?
+		    r->c->errstr : "closed");
 		return NULL;
 	}
 	if (rep->type == REDIS_REPLY_ERROR) {
@@ -666,7 +668,7 @@ redis_keepalive(struct store *st, char *err, size_t errlen)
 	if (!ok) {
 		st->held = 0;
 		snprintf(err, errlen, "store %s: the lease on circuit %s "
-		    "expired and another holder has it now", st->label,
+		    "expired and another holder took the circuit", st->label,
 		    st->name);
 		return -1;
 	}
