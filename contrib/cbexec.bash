@@ -29,7 +29,8 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--keep-orphans --exit-codes --skip --unskip --record --exit --message
 	--stderr-file --stdout-file --create --all --allow-config --agent
 	--idle-timeout --max-cost --max-tokens --max-turns --max-repeat-calls
-	--account --reset-account'
+	--account --reset-account --store --store-lease --store-timeout
+	--store-fallback'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -40,7 +41,8 @@ _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--half-open-trials --history-size --progress --progress-cmd --watch
 	--exclude --capture-bytes --exit-codes --unskip --exit --message
 	--stderr-file --stdout-file --agent --idle-timeout --max-cost
-	--max-tokens --max-turns --max-repeat-calls --account --reset-account'
+	--max-tokens --max-turns --max-repeat-calls --account --reset-account
+	--store --store-lease --store-timeout --store-fallback'
 # Short options that take a value.
 _cbexec_arg_shorts='sNCptkTnc'
 
@@ -204,6 +206,13 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		;;
 	--account|--reset-account)
 		mapfile -t COMPREPLY < <(compgen -W "$(_cbexec_accounts)" -- "$cur")
+		;;
+	--store-fallback)
+		mapfile -t COMPREPLY < <(compgen -W "local none" -- "$cur")
+		;;
+	--store)
+		mapfile -t COMPREPLY < <(compgen -W "redis:// unix://" -- "$cur")
+		compopt -o nospace 2>/dev/null
 		;;
 	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file)
 		_cbexec_files -f "$cur"

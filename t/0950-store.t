@@ -166,4 +166,22 @@ is "$rc" 0 "after a restart the circuit is there"
 is "$(jcompact after.json)" "$(jcompact before.json)" \
     "the same state (appendonly yes, appendfsync always)"
 
+# ---- contrib: the shared-store examples ----
+like "$(grep -c 'CBEXEC_STORE\|concurrencyPolicy: Forbid' \
+    "$TOP/contrib/cbexec-k8s-cronjob.yaml")" '^[2-9]' \
+    "the CronJob takes the store from CBEXEC_STORE, beside Forbid"
+if python3 -c 'import yaml' 2>/dev/null; then
+	python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1]));
+assert d["kind"] == "CronJob"' "$TOP/contrib/cbexec-k8s-cronjob.yaml"
+	ok $? "the CronJob is YAML"
+else
+	skip "python3-yaml not installed"
+fi
+# The options of the unit's ExecStart are ones cbexec takes.
+opts=$(sed -n '/^ExecStart=/,/-- /p' "$TOP/contrib/cbexec-shared.service" |
+    sed 's/^ExecStart=cbexec//; s/\\$//; s/ -- .*//; s/--metrics [^ ]*//' |
+    tr '\n' ' ')
+CBEXEC_STORE=$REDIS_URL "$CBEXEC" $opts -- true 2>err; rc=$?
+is "$rc" 0 "cbexec-shared.service's ExecStart options run as they are"
+
 done_testing
