@@ -532,6 +532,90 @@ if want ab; then
 	took
 fi
 
+# ---------------------------------------------------------------------------
+# 8. The shared store (--store) on a local redis-server of its own (unix
+#    socket, no persistence): one invocation and a loop of 1000 runs,
+#    against the file store and against bench/redisfloor.bin, the same
+#    Redis round trips made by plain commands and nothing else; and 20
+#    invocations at once on one circuit (--wait-lock), store against file.
+if want store; then
+	if ! command -v redis-server >/dev/null 2>&1; then
+		skip "store: no redis-server"
+	elif ! "$CC" -O2 -Wall -o "$BENCH/redisfloor.bin" \
+	    "$BENCH/redisfloor.c" $(pkg-config --cflags --libs hiredis \
+	    2>/dev/null || echo -lhiredis); then
+		skip "store: cannot build bench/redisfloor.bin"
+	else
+		RS=$SCRATCH/redis.sock
+		redis-server --port 0 --unixsocket "$RS" --save '' \
+		    --appendonly no --dir "$SCRATCH" --daemonize no \
+		    --logfile "$SCRATCH/redis.log" &
+		RPID=$!
+		i=0
+		while [ $i -lt 200 ] && ! redis-cli -s "$RS" ping >/dev/null 2>&1; do
+			sleep 0.02; i=$((i + 1))
+		done
+		ST="--store unix://$RS"
+		say "== store, single invocation: cbexec --store unix://SOCK --name s -- /bin/true  vs  the file store, vs bench/redisfloor.bin 1 (41 reps)"
+		O=$SCRATCH/st1
+		"$AB" -n 41 -w 3 -o "$O" -- "$CBEXEC" -q $ST --name s \
+			--progress exit -- /bin/true ::: "$CBEXEC" -q --name sf \
+			--progress exit -- /bin/true
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		row "store: single invocation vs file store (median wall)" \
+		    "$(calc %.2fms "$a / 1e6")" "$(calc %.2fms "$b / 1e6")" \
+		    "$(calc %.2fx "$a / $b")" "-" "-"
+		size=$(redis-cli -s "$RS" GET cbexec:circuit:s | wc -c)
+		O=$SCRATCH/st1f
+		"$AB" -n 41 -w 3 -o "$O" -- "$CBEXEC" -q $ST --name s \
+			--progress exit -- /bin/true ::: "$BENCH/redisfloor.bin" \
+			"$RS" 1 "$size" floor:s -- /bin/true
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		row "store: single invocation vs Redis floor (median wall)" \
+		    "$(calc %.2fms "$a / 1e6")" "$(calc %.2fms "$b / 1e6")" \
+		    "$(calc %.2fx "$a / $b")" "-" "-"
+		note "CPU: cbexec $(calc %.2fms "$(med "$O" A 7) / 1e6"), floor $(calc %.2fms "$(med "$O" B 7) / 1e6"); state $size bytes; exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+
+		say "== store, loop: cbexec --store ... -n 1000 --loop -- /bin/true  vs  the file store, vs bench/redisfloor.bin 1000 (3 reps)"
+		LOOP="-q -n 1000 --loop --progress exit $NEVER"
+		"$CBEXEC" $ST --name sl $LOOP -- /bin/true
+		size=$(redis-cli -s "$RS" GET cbexec:circuit:sl | wc -c)
+		O=$SCRATCH/stl
+		"$AB" -n 3 -w 0 -T 60 -o "$O" -- "$CBEXEC" $ST --name sl $LOOP \
+			-- /bin/true ::: "$CBEXEC" --name sfl $LOOP -- /bin/true
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		row "store: loop of 1000 vs file store (median wall/run)" \
+		    "$(calc %.0fus "$a / 1e3 / 1000")" \
+		    "$(calc %.0fus "$b / 1e3 / 1000")" "$(calc %.2fx "$a / $b")" \
+		    "-" "-"
+		O=$SCRATCH/stlf
+		"$AB" -n 3 -w 0 -T 60 -o "$O" -- "$CBEXEC" $ST --name sl $LOOP \
+			-- /bin/true ::: "$BENCH/redisfloor.bin" "$RS" 1000 \
+			"$size" floor:sl -- /bin/true
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		row "store: loop of 1000 vs Redis floor (median wall/run)" \
+		    "$(calc %.0fus "$a / 1e3 / 1000")" \
+		    "$(calc %.0fus "$b / 1e3 / 1000")" "$(calc %.2fx "$a / $b")" \
+		    "-" "-"
+		note "CPU per run: cbexec $(calc %.0fus "$(med "$O" A 7) / 1e6"), floor $(calc %.0fus "$(med "$O" B 7) / 1e6"); state $size bytes; exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+
+		say "== store, contention: 20 invocations at once on one circuit (--wait-lock), store vs file store (9 reps)"
+		C20='i=0; while [ $i -lt 20 ]; do "$0" "$@" -- /bin/true & i=$((i + 1)); done; wait'
+		O=$SCRATCH/stc
+		"$AB" -n 9 -w 1 -o "$O" -- sh -c "$C20" "$CBEXEC" -q $ST \
+			--name sc --wait-lock=60s --progress exit ::: sh -c "$C20" \
+			"$CBEXEC" -q --name sfc --wait-lock=60s --progress exit
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		row "store: 20 at once, all done (median wall)" \
+		    "$(calc %.1fms "$a / 1e6")" "$(calc %.1fms "$b / 1e6")" \
+		    "$(calc %.2fx "$a / $b")" "-" "-"
+		note "runs recorded: store $(redis-cli -s "$RS" GET cbexec:circuit:sc | sed -n 's/^  \"iteration\": \([0-9]*\),/\1/p'), file $(sed -n 's/^  \"iteration\": \([0-9]*\),/\1/p' "$CBEXEC_STATE_DIR/sfc.json") (20 per repetition, warm-up included)"
+		kill "$RPID" 2>/dev/null
+		wait "$RPID" 2>/dev/null
+	fi
+	took
+fi
+
 say "== summary, $(($(date +%s) - T0)) s in all (paste into bench/README.md)"
 say "| what | cbexec | reference | ratio | target | met |"
 say "|---|---|---|---|---|---|"

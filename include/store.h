@@ -166,6 +166,7 @@ struct store {
 	long generation;	/* the state's as loaded or last saved */
 	double clock_at;	/* the store's clock when last read */
 	double clock_mono;	/* mono_now() then */
+	double renewed;		/* mono_now() when the lease was last set */
 	struct store_redis *r;
 };
 
@@ -205,6 +206,9 @@ void store_unlock(struct store *st);
  * store cannot be reached.  Nothing to do for a file.
  */
 int store_keepalive(struct store *st, char *err, size_t errlen);
+/* Whether the lease was set (taken, renewed or saved with) less than a
+ * third of it ago, so a renewal now would change nothing. */
+int store_fresh(const struct store *st);
 /* The descriptor that becomes readable when the store hangs up on us
  * (Redis's socket), else -1. */
 int store_fd(const struct store *st);

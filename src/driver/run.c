@@ -355,7 +355,7 @@ run_once(struct inv *v, struct run_done *d)
 		goto oom;
 	/* The lease is fresh as the run starts, and renewed while it runs;
 	 * a store gone or a lease lost meanwhile ends the run at once. */
-	if (inv_keepalive(v) == -1) {
+	if (!store_fresh(&v->st) && inv_keepalive(v) == -1) {
 		fprintf(stderr, "cbexec: %s; not running the command\n",
 		    v->store_err);
 		goto out;

@@ -598,6 +598,7 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 		freeReplyObject(rep);
 		if (taken) {
 			st->held = 1;
+			st->renewed = mono_now();
 			return 0;
 		}
 		if (wait == 0)
@@ -672,6 +673,7 @@ redis_keepalive(struct store *st, char *err, size_t errlen)
 		    st->name);
 		return -1;
 	}
+	st->renewed = mono_now();
 	return 0;
 }
 
@@ -741,8 +743,10 @@ redis_save(struct store *st, const char *text, char *err, size_t errlen)
 		return -1;
 	rc = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
 	freeReplyObject(rep);
-	if (rc == 1)
+	if (rc == 1) {
+		st->renewed = mono_now();	/* the script set the lease */
 		return 0;
+	}
 	if (rc == -1 || rc == -2) {
 		st->held = 0;
 		snprintf(err, errlen, "store %s: circuit %s: %s; this "

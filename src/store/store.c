@@ -93,6 +93,13 @@ store_keepalive(struct store *st, char *err, size_t errlen)
 }
 
 int
+store_fresh(const struct store *st)
+{
+	return st->kind != STORE_REDIS ||
+	    (st->held && mono_now() - st->renewed < st->lease / 3);
+}
+
+int
 store_fd(const struct store *st)
 {
 	return st->kind == STORE_REDIS ? redis_fd(st) : -1;
