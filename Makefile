@@ -116,7 +116,7 @@ uninstall:
 	done
 
 clean:
-	rm -f cbexec src/*.o src/*/*.o t/unit/*.t t/faultshim.so
+	rm -f cbexec src/*.o src/*/*.o t/unit/*.t t/faultshim.so t/clockshim.so
 	rm -rf t/fuzz/build
 
 # Hardening: fault-injection shim for t/0510-diskfault.t, libFuzzer targets
@@ -124,6 +124,10 @@ clean:
 # of these touch ./cbexec or src/*.o: the fuzz build lives in t/fuzz/build.
 t/faultshim.so: t/faultshim.c
 	$(CC) $(CPPFLAGS) -shared -fPIC -O2 -Wall -o $@ $< -ldl
+
+# A wrong wall clock, for t/0970-store-time.t.
+t/clockshim.so: t/clockshim.c
+	$(CC) -shared -fPIC -O2 -Wall -o $@ $< -ldl
 
 FUZZCC ?= clang
 FUZZTIME ?= 60
