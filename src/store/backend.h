@@ -19,6 +19,11 @@ int state_text_check(const char *where, const char *buf, size_t len,
 int state_parse(const char *where, const char *buf, size_t len,
     const char *name, struct cb_state *s, char *err, size_t errlen);
 
+/* The same, keeping the parsed JSON in *j too (caller frees both), as
+ * state_load_json(). */
+int state_parse_json(const char *where, const char *buf, size_t len,
+    struct cb_state *s, struct cJSON **j, char *err, size_t errlen);
+
 /* The Redis backend of the handle; each as its store_* counterpart. */
 int redis_open(struct store *st, const char *url, char *err, size_t errlen);
 void redis_close(struct store *st);

@@ -390,27 +390,48 @@ static const char lua_release[] =
 "end\n"
 "return 0\n";
 
+/* EVAL script over nkeys keys and nargs arguments (lens[i] 0 or lens
+ * NULL: a string); the reply, or NULL with err. */
+static redisReply *
+eval_keys(struct store *st, const char *script, int nkeys,
+    const char **keys, int nargs, const char **args, const size_t *lens,
+    char *err, size_t errlen)
+{
+	const char *argv[12];
+	size_t alen[12];
+	char nk[8];
+	int i, n = 0;
+
+	if (nkeys + nargs > 9) {
+		snprintf(err, errlen, "internal error: too many arguments");
+		return NULL;
+	}
+	snprintf(nk, sizeof(nk), "%d", nkeys);
+	argv[n++] = "EVAL";
+	argv[n++] = script;
+	argv[n++] = nk;
+	for (i = 0; i < nkeys; i++)
+		argv[n++] = keys[i];
+	for (i = 0; i < n; i++)
+		alen[i] = strlen(argv[i]);
+	for (i = 0; i < nargs; i++, n++) {
+		argv[n] = args[i];
+		alen[n] = lens != NULL && lens[i] != 0 ? lens[i] :
+		    strlen(args[i]);
+	}
+	return call(st, n, argv, alen, err, errlen);
+}
+
+/* A script over the circuit's lease and state (KEYS[1], KEYS[2]). */
 static redisReply *
 eval(struct store *st, const char *script, int nargs, const char **args,
     const size_t *lens, char *err, size_t errlen)
 {
-	const char *argv[10];
-	size_t alen[10];
-	int i;
+	const char *keys[2];
 
-	argv[0] = "EVAL";
-	argv[1] = script;
-	argv[2] = "2";
-	argv[3] = st->r->lock;
-	argv[4] = st->r->key;
-	for (i = 0; i < nargs && i < 5; i++) {
-		argv[5 + i] = args[i];
-		alen[5 + i] = lens != NULL && lens[i] != 0 ? lens[i] :
-		    strlen(args[i]);
-	}
-	for (i = 0; i < 5; i++)
-		alen[i] = strlen(argv[i]);
-	return call(st, 5 + nargs, argv, alen, err, errlen);
+	keys[0] = st->r->lock;
+	keys[1] = st->r->key;
+	return eval_keys(st, script, 2, keys, nargs, args, lens, err, errlen);
 }
 
 static void
@@ -626,19 +647,17 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 void
 redis_unlock(struct store *st)
 {
-	const char *argv[5];
+	const char *keys[1], *args[1];
 	char err[256];
 	redisReply *rep;
 
 	if (st->r == NULL || st->r->c == NULL || st->r->c->err)
 		return;
-	argv[0] = "EVAL";
-	argv[1] = lua_release;
-	argv[2] = "1";
-	argv[3] = st->r->lock;
-	argv[4] = st->r->token;
+	keys[0] = st->r->lock;
+	args[0] = st->r->token;
 	/* Gone with the store, the lease simply expires. */
-	if ((rep = call(st, 5, argv, NULL, err, sizeof(err))) != NULL)
+	if ((rep = eval_keys(st, lua_release, 1, keys, 1, args, NULL, err,
+	    sizeof(err))) != NULL)
 		freeReplyObject(rep);
 }
 
@@ -775,8 +794,11 @@ redis_exists(struct store *st, char *err, size_t errlen)
 	return rc;
 }
 
-int
-redis_move_aside(struct store *st, char *newname, size_t newlen, char *err,
+/* RENAMENX key to PREFIX NAME:TIMESTAMP (".N" added when taken), named
+ * in newname: a corrupt document kept for the operator. */
+static int
+move_aside(struct store *st, const char *key, const char *prefix,
+    const char *name, char *newname, size_t newlen, char *err,
     size_t errlen)
 {
 	char stamp[32];
@@ -792,14 +814,14 @@ redis_move_aside(struct store *st, char *newname, size_t newlen, char *err,
 	}
 	for (i = 0; i < 1000; i++) {
 		if (i == 0)
-			snprintf(newname, newlen, "cbexec:corrupt:%s:%s",
-			    st->name, stamp);
+			snprintf(newname, newlen, "%s%s:%s", prefix, name,
+			    stamp);
 		else
-			snprintf(newname, newlen, "cbexec:corrupt:%s:%s.%d",
-			    st->name, stamp, i);
+			snprintf(newname, newlen, "%s%s:%s.%d", prefix, name,
+			    stamp, i);
 		/* NX: two resets in one second keep both pieces of
 		 * evidence. */
-		if ((rep = callv(st, err, errlen, 3, "RENAMENX", st->r->key,
+		if ((rep = callv(st, err, errlen, 3, "RENAMENX", key,
 		    newname)) == NULL)
 			return -1;
 		moved = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
@@ -808,8 +830,16 @@ redis_move_aside(struct store *st, char *newname, size_t newlen, char *err,
 			return 0;
 	}
 	snprintf(err, errlen, "store %s: cannot move %s aside", st->label,
-	    st->r->key);
+	    key);
 	return -1;
+}
+
+int
+redis_move_aside(struct store *st, char *newname, size_t newlen, char *err,
+    size_t errlen)
+{
+	return move_aside(st, st->r->key, "cbexec:corrupt:", st->name,
+	    newname, newlen, err, errlen);
 }
 
 static int
@@ -879,8 +909,7 @@ int
 redis_get_json(struct store *st, const char *name, struct cb_state *s,
     cJSON **j, char *err, size_t errlen)
 {
-	char *key, where[512], why[256];
-	const char *end = NULL;
+	char *key, where[512];
 	redisReply *rep;
 	int rc;
 
@@ -903,18 +932,7 @@ redis_get_json(struct store *st, const char *name, struct cb_state *s,
 		freeReplyObject(rep);
 		return -1;
 	}
-	if ((*j = cJSON_ParseWithLengthOpts(rep->str, rep->len + 1, &end,
-	    1)) == NULL) {
-		snprintf(err, errlen, "%s: corrupt state: JSON syntax error",
-		    where);
-		freeReplyObject(rep);
-		return -1;
-	}
+	rc = state_parse_json(where, rep->str, rep->len, s, j, err, errlen);
 	freeReplyObject(rep);
-	if ((rc = state_from_json(*j, s, why, sizeof(why))) < 0) {
-		snprintf(err, errlen, "%s: %s", where, why);
-		cJSON_Delete(*j);
-		*j = NULL;
-	}
 	return rc;
 }

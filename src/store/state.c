@@ -348,8 +348,7 @@ int
 state_load_json(const char *path, int follow_symlinks, struct cb_state *s,
     cJSON **j, char *err, size_t errlen)
 {
-	const char *end = NULL;
-	char *buf = NULL, why[256];
+	char *buf = NULL;
 	size_t len;
 	int rc;
 
@@ -360,14 +359,25 @@ state_load_json(const char *path, int follow_symlinks, struct cb_state *s,
 			snprintf(err, errlen, "%s: %s", path, strerror(ENOENT));
 		return rc == 1 ? -1 : rc;
 	}
+	rc = state_parse_json(path, buf, len, s, j, err, errlen);
+	free(buf);
+	return rc;
+}
+
+int
+state_parse_json(const char *where, const char *buf, size_t len,
+    struct cb_state *s, cJSON **j, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	char why[256];
+	int rc;
+
 	if ((*j = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1)) == NULL) {
-		syntax_error(path, buf, len, end, err, errlen);
-		free(buf);
+		syntax_error(where, buf, len, end, err, errlen);
 		return -1;
 	}
-	free(buf);
 	if ((rc = state_from_json(*j, s, why, sizeof(why))) < 0) {
-		snprintf(err, errlen, "%s: %s", path, why);
+		snprintf(err, errlen, "%s: %s", where, why);
 		cJSON_Delete(*j);
 		*j = NULL;
 	}
