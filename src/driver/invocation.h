@@ -116,9 +116,10 @@ void run_done_free(struct run_done *d);
 /* Classify what d->r holds (with a known agent's verdict ar, or NULL),
  * read when the provider said to try again, and take the task d->st and
  * the session ar report (run.c): 0, or -1 when out of memory (message
- * printed).  stdout counts only when with_stdout. */
+ * printed).  stdout counts only when with_stdout; a reset time given as a
+ * delay counts from now (the store's clock). */
 int run_judge(const struct options *o, struct run_done *d, int with_stdout,
-    const struct agent_result *ar);
+    const struct agent_result *ar, double now);
 
 /* The directory of named circuits (circuit.c): $CBEXEC_STATE_DIR, else
  * ${XDG_STATE_HOME:-$HOME/.local/state}/cbexec (malloc'd); NULL with the

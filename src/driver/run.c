@@ -423,7 +423,8 @@ run_once(struct inv *v, struct run_done *d)
 		report_warn(&v->rep, "%s", err);
 	warn_prints(v, take_prints(&v->px, &d->after, &d->before));
 
-	if (run_judge(o, d, cfg.capture_stdout, ar != NULL ? &res : NULL) == -1)
+	if (run_judge(o, d, cfg.capture_stdout, ar != NULL ? &res : NULL,
+	    store_now(&v->st)) == -1)
 		goto out;
 	ret = 0;
 	goto out;
@@ -442,7 +443,7 @@ out:
 
 int
 run_judge(const struct options *o, struct run_done *d, int with_stdout,
-    const struct agent_result *ar)
+    const struct agent_result *ar, double now)
 {
 	struct run_facts f;
 	char *e = NULL, *out = NULL;
@@ -472,7 +473,7 @@ run_judge(const struct options *o, struct run_done *d, int with_stdout,
 	f.stop_message = d->stop_msg;
 	if (classify(o->rules, o->n_rules, &f, &d->c) == -1)
 		goto out;
-	retry_times(d, ar != NULL ? &ar->hint : NULL, wall_now());
+	retry_times(d, ar != NULL ? &ar->hint : NULL, now);
 	if (ar != NULL && ar->session_id != NULL && (d->session =
 	    utf8_sanitize(ar->session_id, strlen(ar->session_id))) == NULL)
 		goto out;
