@@ -108,7 +108,8 @@ circuit_resolve(const struct options *o, struct circuit *c, char *err,
     size_t len)
 {
 	const char *env_state = env_nonempty("CBEXEC_STATE");
-	char *dir = NULL, *q = NULL, *cq = NULL, *dname = NULL;
+	char *dir = NULL, *q = NULL, *cq = NULL, *dname = NULL, *sq = NULL;
+	char label[256];
 	int r = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -141,9 +142,6 @@ circuit_resolve(const struct options *o, struct circuit *c, char *err,
 			free(dname);
 			return -1;
 		}
-		char label[256];
-		char *sq = NULL;
-
 		r = asprintf(&c->path, "%s/%s.json", dir, name);
 		/* The store in the hint when it can be pasted as it is:
 		 * never a password. */
