@@ -242,6 +242,25 @@ int store_move_aside(struct store *st, char *newname, size_t newlen,
 /* Where the circuit is, for messages: the state file, or "KEY in LABEL". */
 const char *store_where(const struct store *st, char *buf, size_t len);
 
+/*
+ * The account documents through the handle: in the file store
+ * account_load() and account_update() on "NAME.account" in dir; in Redis
+ * the same JSON under cbexec:account:NAME (dir unused), read without a
+ * lock and changed by a compare-and-set on its generation, read again and
+ * fn asked again when another host wrote in between (wait unused; a
+ * corrupt one moved aside goes to cbexec:corrupt-account:NAME:TIMESTAMP).
+ * Returns as those.  store_account_list: the accounts of a Redis store,
+ * sorted, as store_list().
+ */
+int store_account_load(struct store *st, const char *dir, const char *name,
+    struct cb_account *a, char *err, size_t errlen);
+int store_account_update(struct store *st, const char *dir,
+    const char *name, double wait, int create,
+    int (*fn)(struct cb_account *, void *), void *arg, char *aside,
+    size_t asidelen, char *err, size_t errlen);
+int store_account_list(struct store *st, char ***names, size_t *n,
+    char *err, size_t errlen);
+
 /* The names of the circuits in a Redis store, sorted (caller frees each
  * and the array): 0, or -1 with err. */
 int store_list(struct store *st, char ***names, size_t *n, char *err,

@@ -4,7 +4,9 @@
  * asked before each run after the circuit's own breaker, told after each
  * run what the run met, shown by --status, cleared by --reset-account.
  * The rules are breaker/gate.c's; the document is the store's
- * (account_load, account_update).
+ * (store_account_load, store_account_update): a file in the state
+ * directory, or with --store a key in the shared Redis, whose clock then
+ * tells the time here too.
  *
  * The common case costs one failed open(2): a gate is read without its
  * lock, and the lock (a short flock around one read-change-write) is
@@ -118,7 +120,7 @@ gate_refusal(const struct inv *v, const struct cb_account *a)
 
 	if (until >= 0) {
 		/* whole seconds, rounded up: never "in 0s" before it */
-		secs = (long)(until - wall_now()) + 1;
+		secs = (long)(until - store_now(&v->st)) + 1;
 		snprintf(in, sizeof(in), "; retry in %s", duration_format(
 		    (double)(secs > 0 ? secs : 0), d, sizeof(d)));
 	}
@@ -155,7 +157,8 @@ gate_admit(struct inv *v)
 	if ((dir = acct_dir(v)) == NULL)
 		return CB_EXIT_ERROR;
 	/* Lock-free first: a CLOSED gate (or none) is the common case. */
-	rc = account_load(dir, v->o->account, &a, err, sizeof(err));
+	rc = store_account_load(&v->st, dir, v->o->account, &a, err,
+	    sizeof(err));
 	if (rc < 0) {
 		breaker_account_free(&a);
 		fprintf(stderr, "cbexec: %s\n", err);
@@ -173,9 +176,9 @@ gate_admit(struct inv *v)
 		return CB_EXIT_ERROR;
 	}
 	c.lease = trial_lease(v->o);
-	c.now = wall_now();
-	rc = account_update(dir, v->o->account, ACCOUNT_LOCK_WAIT, 1,
-	    claim_fn, &c, NULL, 0, err, sizeof(err));
+	c.now = store_now(&v->st);
+	rc = store_account_update(&v->st, dir, v->o->account,
+	    ACCOUNT_LOCK_WAIT, 1, claim_fn, &c, NULL, 0, err, sizeof(err));
 	if (rc < 0) {
 		free(c.seen.reason);
 		free(c.seen.circuit);
@@ -192,7 +195,7 @@ gate_admit(struct inv *v)
 	} else if (c.verdict == GATE_REFUSE) {
 		until = breaker_gate_until(&c.seen);
 		if (until >= 0 && v->o->loop && (v->deadline <= 0 ||
-		    mono_now() + (until - wall_now()) <= v->deadline)) {
+		    mono_now() + (until - store_now(&v->st)) <= v->deadline)) {
 			v->wait_until = until;
 			rc = ADMIT_WAIT;
 		} else {
@@ -241,7 +244,7 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 	fact = breaker_gate_fact(d->c.type);
 	if (!fact) {
 		/* Nothing learned: only a trial of ours has to be closed. */
-		if (account_load(dir, v->o->account, &a, err,
+		if (store_account_load(&v->st, dir, v->o->account, &a, err,
 		    sizeof(err)) < 0) {
 			breaker_account_free(&a);
 			fprintf(stderr, "cbexec: %s\n", err);
@@ -262,7 +265,7 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 	l.type = fact ? d->c.type : "";
 	/* As the circuit keeps it: UTF-8, cut to CB_TEXT_MAX. */
 	l.message = v->s.last_error.message;
-	l.now = wall_now();
+	l.now = store_now(&v->st);
 	if (strcmp(l.type, "usage_limit") == 0) {
 		/* The circuit's breaker read the reset time (rule 8). */
 		l.retry_at = v->s.retry_at;
@@ -274,8 +277,8 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 		l.reason = why;
 		l.retry_at = -1;
 	}
-	rc = account_update(dir, v->o->account, ACCOUNT_LOCK_WAIT, 1,
-	    learn_fn, &l, NULL, 0, err, sizeof(err));
+	rc = store_account_update(&v->st, dir, v->o->account,
+	    ACCOUNT_LOCK_WAIT, 1, learn_fn, &l, NULL, 0, err, sizeof(err));
 	free(why);
 	if (rc < 0) {
 		update_failed(v->o->account, rc, err);
@@ -304,7 +307,7 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
  * "account" is the name.  1 when the gate
  * refuses runs now, 0 when not, -1 on error (printed). */
 int
-gate_status(const struct options *o, const char *account,
+gate_status(const struct options *o, struct store *st, const char *account,
     const struct cb_state *s, FILE *f)
 {
 	struct cb_account a;
@@ -317,7 +320,7 @@ gate_status(const struct options *o, const char *account,
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
-	rc = account_load(dir, account, &a, err, sizeof(err));
+	rc = store_account_load(st, dir, account, &a, err, sizeof(err));
 	free(dir);
 	if (rc < 0) {
 		breaker_account_free(&a);
@@ -325,7 +328,7 @@ gate_status(const struct options *o, const char *account,
 		return -1;
 	}
 	refusing = a.gate == CB_OPEN && (a.retry_at < 0 ||
-	    a.retry_at > wall_now());
+	    a.retry_at > store_now(st));
 	if (o->json) {
 		j = state_to_json(s);
 		aj = account_to_json(&a);
@@ -360,7 +363,7 @@ gate_status(const struct options *o, const char *account,
 		}
 		if (a.gate == CB_OPEN && a.retry_at >= 0)
 			fprintf(f, "%-20s %s\n", "account retry at:",
-			    retry_in(a.retry_at, wall_now(), ts, sizeof(ts)));
+			    retry_in(a.retry_at, store_now(st), ts, sizeof(ts)));
 		if (a.gate == CB_HALF_OPEN && a.trial_by != NULL) {
 			fprintf(f, "%-20s ", "account trial:");
 			text_put(f, a.trial_by);
@@ -381,7 +384,7 @@ by_name(const void *a, const void *b)
 }
 
 void
-gate_list(FILE *f, const char *dir)
+gate_list(FILE *f, struct store *st, const char *dir)
 {
 	struct cb_account a;
 	struct dirent *de;
@@ -389,6 +392,15 @@ gate_list(FILE *f, const char *dir)
 	size_t n = 0, i, len, sl = strlen(ACCOUNT_SUFFIX);
 	DIR *d;
 
+	if (st->kind == STORE_REDIS) {
+		if (store_account_list(st, &v, &n, err, sizeof(err)) == -1) {
+			fputc('\n', f);
+			text_put(f, err);
+			fputc('\n', f);
+			return;
+		}
+		goto list;
+	}
 	if ((d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
@@ -404,13 +416,15 @@ gate_list(FILE *f, const char *dir)
 		n++;
 	}
 	closedir(d);
-	if (n > 0) {
+	if (n > 0)
 		qsort(v, n, sizeof(*v), by_name);
+list:
+	if (n > 0)
 		fputc('\n', f);
-	}
 	for (i = 0; i < n; i++) {
 		fprintf(f, "account %s: ", v[i]);
-		if (account_load(dir, v[i], &a, err, sizeof(err)) < 0) {
+		if (store_account_load(st, dir, v[i], &a, err,
+		    sizeof(err)) < 0) {
 			text_put(f, err);
 			fputc('\n', f);
 		} else {
@@ -427,7 +441,7 @@ gate_list(FILE *f, const char *dir)
 			}
 			if (a.gate == CB_OPEN && a.retry_at >= 0)
 				fprintf(f, "; retry at %s", retry_in(a.retry_at,
-				    wall_now(), ts, sizeof(ts)));
+				    store_now(st), ts, sizeof(ts)));
 			fputc('\n', f);
 		}
 		breaker_account_free(&a);
@@ -439,6 +453,7 @@ gate_list(FILE *f, const char *dir)
 struct reset {
 	enum cb_circuit gate;	/* as it was */
 	char *why;		/* its reason, if it was not CLOSED */
+	double now;		/* the store's clock */
 };
 
 static int
@@ -450,7 +465,7 @@ reset_fn(struct cb_account *a, void *arg)
 	if (a->gate != CB_CLOSED && (r->why = strdup(a->reason != NULL ?
 	    a->reason : a->type)) == NULL)
 		return -1;
-	breaker_gate_reset(a, wall_now());
+	breaker_gate_reset(a, r->now);
 	return 1;
 }
 
@@ -458,15 +473,30 @@ int
 ops_reset_account(const struct options *o)
 {
 	char err[4400], aside[4400] = "", *dir;
-	struct reset r = { CB_CLOSED, NULL };
+	struct reset r = { CB_CLOSED, NULL, 0 };
+	struct store_cfg cfg;
+	struct store st;
 	int rc;
 
 	if ((dir = circuit_state_dir(err, sizeof(err))) == NULL) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		return CB_EXIT_ERROR;
 	}
-	rc = account_update(dir, o->reset_account, ACCOUNT_LOCK_WAIT, 0,
-	    reset_fn, &r, aside, sizeof(aside), err, sizeof(err));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.url = o->store;
+	cfg.lease = o->store_lease;
+	cfg.timeout = o->store_timeout;
+	if (store_open(&st, &cfg, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		store_close(&st);
+		free(dir);
+		return CB_EXIT_ERROR;
+	}
+	r.now = store_now(&st);
+	rc = store_account_update(&st, dir, o->reset_account,
+	    ACCOUNT_LOCK_WAIT, 0, reset_fn, &r, aside, sizeof(aside), err,
+	    sizeof(err));
+	store_close(&st);
 	free(dir);
 	if (rc < 0) {
 		free(r.why);

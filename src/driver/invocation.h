@@ -103,10 +103,11 @@ int record(struct inv *v, const struct run_done *d, int *code, int *failed);
  */
 int gate_admit(struct inv *v);
 int gate_learn(struct inv *v, const struct run_done *d, int ignored);
-int gate_status(const struct options *o, const char *account,
-    const struct cb_state *s, FILE *f);
-/* --status --all (text): one line per account document of dir. */
-void gate_list(FILE *f, const char *dir);
+int gate_status(const struct options *o, struct store *st,
+    const char *account, const struct cb_state *s, FILE *f);
+/* --status --all (text): one line per account document of dir, or of
+ * the shared store st. */
+void gate_list(FILE *f, struct store *st, const char *dir);
 
 /* Run COMMAND once (run.c): 0 with *d filled (free it with
  * run_done_free), 1 when an operator signal came before it started

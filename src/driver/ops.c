@@ -129,7 +129,7 @@ ops_status(const struct options *o, const struct circuit *c)
 		report_status(stdout, &s, c->label, c->reset_hint, o->json,
 		    store_now(&st));
 	if (account != NULL &&
-	    (gate = gate_status(o, account, &s, stdout)) == -1) {
+	    (gate = gate_status(o, &st, account, &s, stdout)) == -1) {
 		breaker_free(&s);
 		store_close(&st);
 		return CB_EXIT_ERROR;
@@ -449,7 +449,7 @@ ops_status_all(const struct options *o)
 			report_status_all(stdout, NULL, 0, 1, 0, store_now(&st));
 		else {
 			printf("no circuits in %s\n", dir);
-			gate_list(stdout, dir);
+			gate_list(stdout, &st, dir);
 		}
 		rc = CB_EXIT_OK;
 		goto out;
@@ -493,7 +493,7 @@ ops_status_all(const struct options *o)
 	report_status_all(stdout, rows, n, o->json,
 	    terminal_width(STDOUT_FILENO), store_now(&st));
 	if (!o->json)
-		gate_list(stdout, dir);
+		gate_list(stdout, &st, dir);
 	rc = any_open ? CB_EXIT_OPEN : any_bad ? CB_EXIT_ERROR : CB_EXIT_OK;
 out:
 	for (i = 0; i < n; i++) {

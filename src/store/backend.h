@@ -44,5 +44,12 @@ int redis_list(struct store *st, char ***names, size_t *n, char *err,
 int redis_get_json(struct store *st, const char *name, struct cb_state *s,
     struct cJSON **j, char *err, size_t errlen);
 const char *redis_key(const struct store *st);
+int redis_account_load(struct store *st, const char *name,
+    struct cb_account *a, char *err, size_t errlen);
+int redis_account_update(struct store *st, const char *name, int create,
+    int (*fn)(struct cb_account *, void *), void *arg, char *aside,
+    size_t asidelen, char *err, size_t errlen);
+int redis_account_list(struct store *st, char ***names, size_t *n,
+    char *err, size_t errlen);
 
 #endif

@@ -8,6 +8,9 @@
  *                         `redis-cli GET` shows what --status --json does)
  *   cbexec:lock:NAME      the lease: a random token, with an expiry
  *   cbexec:corrupt:NAME:TIMESTAMP  a corrupt state a reset moved aside
+ *   cbexec:account:NAME   an account's gate (--account), the same JSON as
+ *                         the file store's NAME.account; changed by a
+ *                         compare-and-set on its generation, no lease
  *
  * The lock is a lease: SET lock token NX PX lease.  Its holder renews it
  * (store_keepalive, from the run's event loop) and deletes it at the end
@@ -848,20 +851,22 @@ by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int
-redis_list(struct store *st, char ***names, size_t *n, char *err,
-    size_t errlen)
+/* The names after prefix of the keys that start with it, sorted. */
+static int
+list_keys(struct store *st, const char *prefix, char ***names, size_t *n,
+    char *err, size_t errlen)
 {
-	const size_t plen = strlen("cbexec:circuit:");
-	char cursor[32] = "0", **v = NULL, **nv;
+	const size_t plen = strlen(prefix);
+	char cursor[32] = "0", match[64], **v = NULL, **nv;
 	redisReply *rep, *keys;
 	size_t i;
 
 	*names = NULL;
 	*n = 0;
+	snprintf(match, sizeof(match), "%s*", prefix);
 	do {
 		if ((rep = callv(st, err, errlen, 6, "SCAN", cursor, "MATCH",
-		    "cbexec:circuit:*", "COUNT", "1000")) == NULL)
+		    match, "COUNT", "1000")) == NULL)
 			goto fail;
 		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
 		    rep->element[0]->type != REDIS_REPLY_STRING ||
@@ -906,6 +911,13 @@ fail:
 }
 
 int
+redis_list(struct store *st, char ***names, size_t *n, char *err,
+    size_t errlen)
+{
+	return list_keys(st, "cbexec:circuit:", names, n, err, errlen);
+}
+
+int
 redis_get_json(struct store *st, const char *name, struct cb_state *s,
     cJSON **j, char *err, size_t errlen)
 {
@@ -935,4 +947,160 @@ redis_get_json(struct store *st, const char *name, struct cb_state *s,
 	rc = state_parse_json(where, rep->str, rep->len, s, j, err, errlen);
 	freeReplyObject(rep);
 	return rc;
+}
+
+/* ---- accounts (SPEC §9, --account) ---- */
+
+/* KEYS account; ARGV generation read, the document.  1 written; -2 it
+ * changed since it was read (the caller reads it again). */
+static const char lua_account_cas[] = LUA_GEN
+"if gen(KEYS[1]) ~= tonumber(ARGV[1]) then return -2 end\n"
+"redis.call('SET', KEYS[1], ARGV[2])\n"
+"return 1\n";
+
+static char *
+account_key(const char *name)
+{
+	char *k;
+
+	return asprintf(&k, "cbexec:account:%s", name) == -1 ? NULL : k;
+}
+
+/* The account document at key into *a: 0, 1 when there is none (a CLOSED
+ * gate), -1/-2 with err when corrupt. */
+static int
+account_get(struct store *st, const char *key, const char *name,
+    struct cb_account *a, char *err, size_t errlen)
+{
+	char why[256];
+	redisReply *rep;
+	int rc;
+
+	if ((rep = callv(st, err, errlen, 2, "GET", key)) == NULL) {
+		breaker_account_init(a, name);
+		return -1;
+	}
+	if (rep->type != REDIS_REPLY_STRING) {
+		freeReplyObject(rep);
+		if (breaker_account_init(a, name) == -1) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		return 1;
+	}
+	rc = account_from_text(rep->str, rep->len, name, a, why, sizeof(why));
+	freeReplyObject(rep);
+	if (rc < 0)
+		snprintf(err, errlen, "%s in %s: corrupt account: %s", key,
+		    st->label, why);
+	return rc;
+}
+
+int
+redis_account_load(struct store *st, const char *name, struct cb_account *a,
+    char *err, size_t errlen)
+{
+	char *key = account_key(name);
+	int rc;
+
+	if (key == NULL) {
+		breaker_account_init(a, name);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = account_get(st, key, name, a, err, errlen);
+	free(key);
+	return rc;
+}
+
+/*
+ * Read, change, compare-and-set: the document is written only if its
+ * generation is still the one read, else read again and fn asked again
+ * (another host changed it meanwhile); no lock is held across.
+ */
+int
+redis_account_update(struct store *st, const char *name, int create,
+    int (*fn)(struct cb_account *, void *), void *arg, char *aside,
+    size_t asidelen, char *err, size_t errlen)
+{
+	struct cb_account a;
+	char *key, *text = NULL, gen[32], why[4400];
+	const char *keys[1], *args[2];
+	redisReply *rep;
+	int rc, ld, tries;
+	long long w;
+
+	if ((key = account_key(name)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return ACCOUNT_ERROR;
+	}
+	keys[0] = key;
+	for (tries = 0; tries < 100; tries++) {
+		ld = account_get(st, key, name, &a, err, errlen);
+		if (ld == 1 && !create) {
+			snprintf(err, errlen, "%s in %s", key, st->label);
+			rc = ACCOUNT_NONE;
+			goto out;
+		}
+		if (ld < 0) {
+			/* The store out of reach is no corrupt document. */
+			if (aside == NULL || ld == -2 || redis_fd(st) == -1) {
+				rc = ld == -2 || redis_fd(st) == -1 ?
+				    ACCOUNT_ERROR : ACCOUNT_BAD;
+				goto out;
+			}
+			snprintf(why, sizeof(why), "%s", err);
+			if (move_aside(st, key, "cbexec:corrupt-account:", name,
+			    aside, asidelen, err, errlen) == -1) {
+				rc = ACCOUNT_ERROR;
+				goto out;
+			}
+			snprintf(err, errlen, "%s", why);
+			breaker_account_free(&a);
+			breaker_account_init(&a, name);
+		} else if (aside != NULL)
+			aside[0] = '\0';
+		snprintf(gen, sizeof(gen), "%ld", a.generation);
+		if ((rc = fn(&a, arg)) != 1)
+			goto out;
+		a.generation += a.generation < CB_LONG_MAX;
+		if ((text = account_text(&a)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			rc = ACCOUNT_ERROR;
+			goto out;
+		}
+		args[0] = gen;
+		args[1] = text;
+		rep = eval_keys(st, lua_account_cas, 1, keys, 2, args, NULL,
+		    err, errlen);
+		free(text);
+		text = NULL;
+		if (rep == NULL) {
+			rc = ACCOUNT_ERROR;
+			goto out;
+		}
+		w = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
+		freeReplyObject(rep);
+		if (w == 1) {
+			rc = 1;
+			goto out;
+		}
+		breaker_account_free(&a);
+	}
+	snprintf(err, errlen, "%s in %s: changed by others 100 times in a row",
+	    key, st->label);
+	free(key);
+	return ACCOUNT_BUSY;
+out:
+	free(text);
+	breaker_account_free(&a);
+	free(key);
+	return rc;
+}
+
+int
+redis_account_list(struct store *st, char ***names, size_t *n, char *err,
+    size_t errlen)
+{
+	return list_keys(st, "cbexec:account:", names, n, err, errlen);
 }

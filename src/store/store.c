@@ -219,3 +219,35 @@ store_get_json(struct store *st, const char *name, struct cb_state *s,
 	}
 	return redis_get_json(st, name, s, j, err, errlen);
 }
+
+int
+store_account_load(struct store *st, const char *dir, const char *name,
+    struct cb_account *a, char *err, size_t errlen)
+{
+	if (st->kind == STORE_REDIS)
+		return redis_account_load(st, name, a, err, errlen);
+	return account_load(dir, name, a, err, errlen);
+}
+
+int
+store_account_update(struct store *st, const char *dir, const char *name,
+    double wait, int create, int (*fn)(struct cb_account *, void *),
+    void *arg, char *aside, size_t asidelen, char *err, size_t errlen)
+{
+	if (st->kind == STORE_REDIS)
+		return redis_account_update(st, name, create, fn, arg, aside,
+		    asidelen, err, errlen);
+	return account_update(dir, name, wait, create, fn, arg, aside,
+	    asidelen, err, errlen);
+}
+
+int
+store_account_list(struct store *st, char ***names, size_t *n, char *err,
+    size_t errlen)
+{
+	if (st->kind != STORE_REDIS) {
+		snprintf(err, errlen, "internal error: no store to list");
+		return -1;
+	}
+	return redis_account_list(st, names, n, err, errlen);
+}
