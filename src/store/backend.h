@@ -24,6 +24,13 @@ int state_parse(const char *where, const char *buf, size_t len,
 int state_parse_json(const char *where, const char *buf, size_t len,
     struct cb_state *s, struct cJSON **j, char *err, size_t errlen);
 
+/* One nap of a lock wait (wait and nap as state_lock(); deadline on
+ * mono_now()'s clock when wait > 0): 0 to try again, -2 when there is no
+ * waiting or it ran out, -3 when nap gave up.  *delay grows from 10 ms to
+ * 50 ms. */
+int lock_nap(double wait, double deadline, double *delay,
+    int (*nap)(double));
+
 /* The Redis backend of the handle; each as its store_* counterpart. */
 int redis_open(struct store *st, const char *url, char *err, size_t errlen);
 void redis_close(struct store *st);

@@ -579,12 +579,11 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
     size_t errlen)
 {
 	struct store_redis *r = st->r;
-	double deadline = wait > 0 ? mono_now() + wait : 0, delay = 0.01, left;
+	double deadline = wait > 0 ? mono_now() + wait : 0, delay = 0.01;
 	const char *args[2];
 	char ms[32];
 	redisReply *rep;
-	struct timespec ts;
-	int taken;
+	int taken, rc;
 
 	lease_ms(st, ms, sizeof(ms));
 	args[0] = r->token;
@@ -625,25 +624,8 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 			st->renewed = mono_now();
 			return 0;
 		}
-		if (wait == 0)
-			return -2;
-		left = delay;
-		if (wait > 0) {
-			if ((left = deadline - mono_now()) <= 0)
-				return -2;
-			if (left > delay)
-				left = delay;
-		}
-		if (nap != NULL) {
-			if (nap(left))
-				return -3;
-		} else {
-			ts.tv_sec = (time_t)left;
-			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-			nanosleep(&ts, NULL);
-		}
-		if ((delay *= 1.5) > 0.05)
-			delay = 0.05;
+		if ((rc = lock_nap(wait, deadline, &delay, nap)) != 0)
+			return rc;
 	}
 }
 

@@ -450,13 +450,39 @@ lock_current(int fd, const char *lock)
 #define LOCK_RETRIES 100
 
 int
+lock_nap(double wait, double deadline, double *delay, int (*nap)(double))
+{
+	struct timespec ts;
+	double left = *delay;
+
+	if (wait == 0)
+		return -2;
+	if (wait > 0) {
+		if ((left = deadline - mono_now()) <= 0)
+			return -2;
+		if (left > *delay)
+			left = *delay;
+	}
+	if (nap != NULL) {
+		if (nap(left))
+			return -3;
+	} else {
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);
+	}
+	if ((*delay *= 1.5) > 0.05)
+		*delay = 0.05;
+	return 0;
+}
+
+int
 state_lock(const char *path, int follow, double wait, int (*nap)(double),
     char *err, size_t errlen)
 {
 	char lock[PATH_MAX];
-	struct timespec ts;
-	double deadline = 0, delay = 0.01, left;
-	int fd, cur, tries = 0;
+	double deadline = 0, delay = 0.01;
+	int fd, rc, cur, tries = 0;
 
 	err[0] = '\0';
 	if (lock_path(path, follow, lock, sizeof(lock), err, errlen) == -1 ||
@@ -477,27 +503,12 @@ again:
 			close(fd);
 			return -1;
 		}
-		if (wait == 0)
+		if ((rc = lock_nap(wait, deadline, &delay, nap)) == -2)
 			goto busy;
-		left = delay;
-		if (wait > 0) {
-			if ((left = deadline - mono_now()) <= 0)
-				goto busy;
-			if (left > delay)
-				left = delay;
+		if (rc == -3) {
+			close(fd);
+			return -3;
 		}
-		if (nap != NULL) {
-			if (nap(left)) {
-				close(fd);
-				return -3;
-			}
-		} else {
-			ts.tv_sec = (time_t)left;
-			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-			nanosleep(&ts, NULL);
-		}
-		if ((delay *= 1.5) > 0.05)
-			delay = 0.05;
 	}
 	/*
 	 * The lock is the inode, not the name: one unlinked (git clean) or
