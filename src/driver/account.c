@@ -99,7 +99,12 @@ claim_fn(struct cb_account *a, void *arg)
 	struct claim *c = arg;
 
 	c->verdict = breaker_gate_admit(a, c->circuit, c->lease, c->now);
-	/* What the refusal line and --loop need, outliving a. */
+	/* What the refusal line and --loop need, outliving a.  A shared
+	 * store asks again when another host wrote meanwhile: the answer
+	 * before this one goes. */
+	free(c->seen.reason);
+	free(c->seen.circuit);
+	free(c->seen.trial_by);
 	c->seen = *a;
 	c->seen.name = c->seen.message = c->seen.trial_by = NULL;
 	c->seen.reason = a->reason != NULL ? strdup(a->reason) : NULL;
@@ -461,6 +466,8 @@ reset_fn(struct cb_account *a, void *arg)
 {
 	struct reset *r = arg;
 
+	free(r->why);		/* asked again: the earlier answer goes */
+	r->why = NULL;
 	r->gate = a->gate;
 	if (a->gate != CB_CLOSED && (r->why = strdup(a->reason != NULL ?
 	    a->reason : a->type)) == NULL)
