@@ -106,6 +106,8 @@ char *shell_quote(const char *s);
 /* s (NULL: nothing) to f as one printable line, control bytes escaped
  * (quote.c). */
 void text_put(FILE *f, const char *s);
+/* The value of hex digit c (either case); -1 when c is none (quote.c). */
+int hex_value(int c);
 /*
  * Files cbexec opens (file.c).  file_open: open(2) with O_CLOEXEC and
  * O_NONBLOCK, without following a final symbolic link unless follow,

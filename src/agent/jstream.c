@@ -22,6 +22,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core.h"
 #include "jstream.h"
 
 enum {
@@ -275,16 +276,6 @@ emit(struct jstream *j, const char *p, size_t n)
 	j->olen += n;
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-		return (c | 0x20) - 'a' + 10;
-	return -1;
-}
-
 /* One byte of an escape; -1 when it is not JSON. */
 static int
 escape(struct jstream *j, char c)
@@ -317,7 +308,7 @@ escape(struct jstream *j, char c)
 		emit(j, o, n);
 		return 0;
 	}
-	if ((h = hexval(c)) < 0)
+	if ((h = hex_value(c)) < 0)
 		return -1;
 	j->u = j->u << 4 | (unsigned)h;
 	if (++j->esc < 6)

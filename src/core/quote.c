@@ -9,7 +9,9 @@
  * And the other direction: text a command chose (an error message, a
  * reason) printed as one line a terminal cannot be steered by -- C0
  * controls, DEL and the C1 controls (U+0080 to U+009F, which some
- * terminals obey as escape sequences) written as \n, \t, \xNN, \u00NN.
+ * terminals obey as escape sequences) written as \n, \t, \xNN, \u00NN;
+ * and the value of a hex digit, for the readers of those escapes and of
+ * %XX in a URL.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,4 +64,14 @@ text_put(FILE *f, const char *s)
 		} else
 			putc(*p, f);
 	}
+}
+
+int
+hex_value(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+		return (c | 0x20) - 'a' + 10;
+	return -1;
 }

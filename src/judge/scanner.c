@@ -81,18 +81,6 @@ is_marker(const char *p, size_t n)
 	return 0;
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static long
 hex4(const char *p)
 {
@@ -100,7 +88,7 @@ hex4(const char *p)
 	int i, h;
 
 	for (i = 0; i < 4; i++) {
-		if ((h = hexval(p[i])) < 0)
+		if ((h = hex_value(p[i])) < 0)
 			return -1;
 		v = v * 16 + h;
 	}

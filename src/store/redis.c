@@ -80,18 +80,6 @@ struct url {
 	long db;
 };
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Copy n bytes of s into out, %XX decoded; -1 when bad or too long. */
 static int
 pct_copy(const char *s, size_t n, char *out, size_t outlen)
@@ -102,10 +90,10 @@ pct_copy(const char *s, size_t n, char *out, size_t outlen)
 		int c = (unsigned char)s[i];
 
 		if (c == '%') {
-			if (i + 2 >= n || hexval(s[i + 1]) < 0 ||
-			    hexval(s[i + 2]) < 0)
+			if (i + 2 >= n || hex_value(s[i + 1]) < 0 ||
+			    hex_value(s[i + 2]) < 0)
 				return -1;
-			c = hexval(s[i + 1]) * 16 + hexval(s[i + 2]);
+			c = hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]);
 			i += 2;
 			if (c == 0)
 				return -1;

@@ -49,5 +49,14 @@ main(void)
 	quotes("$HOME;rm -rf /", "'$HOME;rm -rf /'");
 	round_trip("it's a \"task\" $(date) `x` \\ ; |");
 	round_trip("ünïcode '' ");
+	is_int(hex_value('0'), 0, "hex digit 0");
+	is_int(hex_value('9'), 9, "hex digit 9");
+	is_int(hex_value('a'), 10, "hex digit a");
+	is_int(hex_value('F'), 15, "hex digit F, upper case");
+	is_int(hex_value('g'), -1, "g is no hex digit");
+	is_int(hex_value('G'), -1, "G is no hex digit");
+	is_int(hex_value('/'), -1, "the byte before 0 is none");
+	is_int(hex_value('`'), -1, "the byte before a is none");
+	is_int(hex_value((char)0xc1), -1, "a high byte (as a signed char) is none");
 	return done_testing();
 }
