@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # Known agents (SPEC §4 rule 8, §9): stand-ins for the five clients replay
-# their real recorded output (t/fixtures/agents/), and cbexec must judge
+# their real recorded output (t/corpus/recorded/), and cbexec must judge
 # each run as what it was: a bad key, a missing key or no credit stops at
 # once (122), a rate limit, an overload, a server error or a refused
 # connection is transient and never "the same error", a usage limit opens
@@ -11,7 +11,7 @@
 # and the next run gets the session and the last error.
 . "$(dirname "$0")/lib.sh"
 
-FX=$TOP/t/fixtures/agents
+FX=$TOP/t/corpus/recorded
 C=$FX/claude-2.1.330 X=$FX/codex-0.169.0 G=$FX/gemini-0.61.0
 Q=$FX/qwen-0.15.10 O=$FX/opencode-1.18.33
 mkdir -p bin

@@ -8,7 +8,7 @@
 # --account nothing changes.
 . "$(dirname "$0")/lib.sh"
 
-FX=$TOP/t/fixtures/agents
+FX=$TOP/t/corpus/recorded
 C=$FX/claude-2.1.330
 mkdir -p bin
 export TZ=UTC LOG=$SCRATCH/ran.log

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The agent adapters on the real clients' recorded output
- * (t/fixtures/agents/CLIENT-VERSION/SCENARIO-FORMAT.{stdout,stderr,exit}):
+ * (t/corpus/recorded/CLIENT-VERSION/SCENARIO-FORMAT.{stdout,stderr,exit}):
  * every recording is fed in pieces of odd sizes, finished with its exit
  * status and stderr, and classified with the adapter's verdict.  Each
  * scenario must come out as the type it is (a bad key auth, a 429
@@ -22,7 +22,7 @@
 #include "core.h"
 #include "tap.h"
 
-#define FIXTURES "t/fixtures/agents"
+#define FIXTURES "t/corpus/recorded"
 
 static char *
 slurp(const char *dir, const char *name, const char *ext, size_t *len)
@@ -306,7 +306,7 @@ fixtures(void)
 	int clients = 0;
 
 	if ((top = opendir(FIXTURES)) == NULL) {
-		ok(0, "t/fixtures/agents is readable");
+		ok(0, "t/corpus/recorded is readable");
 		return;
 	}
 	while ((ent = readdir(top)) != NULL) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * What cbexec watches in an agent's run, on the real clients' recorded
- * output (t/fixtures/agents/): the running totals every client that
+ * output (t/corpus/recorded/): the running totals every client that
  * reports a figure gives (a message's usage counted once however many of
  * its content blocks repeat it; OpenAI's and Google's cached tokens taken
  * out of their input), the per-run caps crossed on them, and the same
@@ -16,7 +16,7 @@
 #include "breaker.h"
 #include "tap.h"
 
-#define FX "t/fixtures/agents/"
+#define FX "t/corpus/recorded/"
 
 static char *
 slurp(const char *path, size_t *n)
