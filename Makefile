@@ -23,11 +23,22 @@ override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 # libev is linked statically where its archive is installed (Debian's
 # libev-dev has it): resolving its symbols at start-up was a tenth of the
 # instructions of a whole invocation.  LIBEV=-lev links it dynamically.
+# libcrypto is not linked: src/core/digest.c loads it by its soname on
+# the first SHA-256 and names it in an ELF .note.dlopen for packagers
+# (README.md, "Packaging"); its headers come from pkg-config above.
 LIBEV ?= $(or $(wildcard $(shell $(CC) -print-file-name=libev.a \
 	2>/dev/null)),-lev)
-LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson libcrypto hiredis \
-	2>/dev/null) \
-	$(LIBEV)
+# hiredis too (libhiredis-dev has libhiredis.a): only --store uses it,
+# and loading it cost every invocation a shared object's mapping and
+# relocation.  LIBHIREDIS=-lhiredis links it dynamically.
+LIBHIREDIS ?= $(or $(wildcard $(shell $(CC) -print-file-name=libhiredis.a \
+	2>/dev/null)),$(shell $(PKG_CONFIG) --libs hiredis 2>/dev/null))
+# dlopen is in the C library since glibc 2.34 (and in musl); -ldl before.
+LIBDL ?= $(shell printf '\043include <dlfcn.h>\nint main(void) { return \
+	dlopen("x", 0) != 0; }\n' | $(CC) -x c -o /dev/null - 2>/dev/null || \
+	echo -ldl)
+LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) \
+	$(LIBHIREDIS) $(LIBEV) $(LIBDL)
 
 SRC = $(wildcard src/*.c src/*/*.c)
 OBJ = $(SRC:.c=.o)

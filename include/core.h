@@ -43,7 +43,8 @@ int duration_parse(const char *s, double *seconds);
 char *duration_format(double seconds, char *buf, unsigned long len);
 
 /* SHA-256 through OpenSSL's EVP interface, as 64 lower-case hex digits
- * (digest.c). */
+ * (digest.c).  libcrypto is loaded on the first digest: when it cannot
+ * be, every digest fails with ELIBACC and digest_error() says why. */
 #define DIGEST_HEX_LEN 64
 
 struct digest;	/* opaque incremental hasher */
@@ -57,6 +58,10 @@ void digest_abort(struct digest *d);	/* frees d without a result */
 /* Set OpenSSL up and fetch SHA-256 now rather than at the first digest;
  * 0 / -1. */
 int digest_prepare(void);
+
+/* Why libcrypto could not be loaded ("cannot load OpenSSL's libcrypto
+ * (libcrypto.so.3) ..."), or NULL while it can. */
+const char *digest_error(void);
 
 /* One-shot helper. */
 int digest_hex(const void *p, size_t n, char hex[DIGEST_HEX_LEN + 1]);

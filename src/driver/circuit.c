@@ -70,7 +70,9 @@ dir_circuit_name(char *err, size_t len)
 		return NULL;
 	}
 	if (digest_hex(cwd, strlen(cwd), hex) == -1) {
-		snprintf(err, len, "working directory: cannot hash its path");
+		snprintf(err, len, "working directory: cannot hash its path%s%s",
+		    digest_error() != NULL ? ": " : "",
+		    digest_error() != NULL ? digest_error() : "");
 		return NULL;
 	}
 	base = strrchr(cwd, '/') + 1;
