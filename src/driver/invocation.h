@@ -35,6 +35,10 @@ struct inv {
 	double wait_until;	/* ADMIT_WAIT: --loop sleeps until then */
 	char *acct_dir;		/* where --account's document is, or NULL */
 	char *acct_who;		/* the circuit as the document names it */
+	int out_closed;		/* the last run found our stdout closed
+				 * downstream: the loop ends */
+	int write_err;		/* writing the command's output failed
+				 * (errno, said once): 125 at the end */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */

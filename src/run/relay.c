@@ -17,6 +17,10 @@
  * (EAGAIN) pauses the copying until it can take more; one that is gone
  * (EPIPE) ends it, and our end of the child's pipe is closed so the
  * command sees EPIPE or SIGPIPE as it would without cbexec in between.
+ * Any other write error (a full disk, EIO) is cbexec's, not the
+ * command's: it is kept in werr, and the stream is still read to its end
+ * for the ring and the tap, its bytes dropped, so the command runs on as
+ * if they had been written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +76,27 @@ unsplice(struct relay *s)
 	return 0;
 }
 
+/*
+ * A write failed with errno: EPIPE, the reader is gone (-1: the stream
+ * ends); anything else is kept and what is pending dropped, and from now
+ * on this stream is only read (1).
+ */
+static int
+write_failed(struct relay *s)
+{
+	if (errno == EPIPE) {
+		s->gone = 1;
+		return -1;
+	}
+	if (s->werr == 0)
+		s->werr = errno;
+	if (s->pending > 0 && unsplice(s) == -1)
+		return -1;
+	s->splice = 0;
+	s->off = s->len = 0;
+	return 1;
+}
+
 /* Pass on what is pending; 1 when all of it went, 0 when the reader is
  * slow (the write watcher is armed), -1 when the reader is gone. */
 static int
@@ -79,6 +104,11 @@ flush(struct relay *s)
 {
 	ssize_t n;
 
+	if (s->werr != 0) {
+		/* Writing failed: only read, and drop. */
+		s->off = s->len = 0;
+		return 1;
+	}
 	while (s->pending > 0) {
 		/* Out of the child's pipe into our reader's, page by page. */
 		n = splice(s->rfd, NULL, s->wfd, NULL, s->pending,
@@ -94,7 +124,7 @@ flush(struct relay *s)
 			return wait_writable(s);
 		if (n == -1 && errno == EINVAL && unsplice(s) == 0)
 			break;
-		return -1;
+		return write_failed(s);
 	}
 	while (s->off < s->len) {
 		n = write(s->wfd, s->buf + s->off, s->len - s->off);
@@ -107,7 +137,7 @@ flush(struct relay *s)
 			continue;
 		if (errno == EAGAIN)
 			return wait_writable(s);
-		return -1;
+		return write_failed(s);
 	}
 	s->off = s->len = 0;
 	return 1;

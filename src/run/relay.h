@@ -25,6 +25,9 @@ struct relay {
 	void (*tap)(void *, const char *, size_t);
 	void *tap_arg;
 	int draining;		/* nothing to read now means the end */
+	int gone;		/* the reader went away (EPIPE) */
+	int werr;		/* the first other write error, 0: none; the
+				 * rest of the stream is read and dropped */
 	unsigned long long moved;	/* bytes passed on so far */
 	double heard_at;	/* when bytes last came from the child, on the
 				 * loop's clock; 0: never */

@@ -815,6 +815,9 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 
 	cur = NULL;
 	run_disarm(&r);
+	res->out_gone = r.s[0].gone;
+	res->out_werr = r.s[0].werr;
+	res->err_werr = r.s[1].werr;
 	for (i = 0; i < 2; i++)
 		relay_free(&r.s[i]);
 	if (!r.reaped)
@@ -833,6 +836,16 @@ fail:
 	sup_result_free(res);
 	errno = e;
 	return -1;
+}
+
+int
+sup_stdout_gone(void)
+{
+	struct pollfd p = { STDOUT_FILENO, POLLOUT, 0 };
+
+	/* A pipe or socket whose reader has gone polls as an error. */
+	return !file_std_closed(STDOUT_FILENO) && poll(&p, 1, 0) == 1 &&
+	    (p.revents & POLLERR) != 0;
 }
 
 static void
