@@ -653,12 +653,20 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		store_close(&v->st);
 		return -rc;
 	}
-	if (store_load(&v->st, &v->s, err, sizeof(err)) < 0) {
+	if ((rc = store_load(&v->st, &v->s, err, sizeof(err))) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		store_close(&v->st);
 		return CB_EXIT_ERROR;
 	}
 	v->loaded = 1;
+	/* A new circuit of the working directory takes over the state it
+	 * had in the tree before (an upgrade never re-arms it). */
+	if (rc == 1 && circuit_migrate(c, &v->st, &v->s, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		inv_end(v);
+		return CB_EXIT_ERROR;
+	}
 	/* The status file goes beside the local state, in the state
 	 * directory, also when the state itself is in a shared store. */
 	if (v->st.kind == STORE_REDIS && state_mkdirs(c->path, err,

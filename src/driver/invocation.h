@@ -148,6 +148,19 @@ char *circuit_state_dir(char *err, size_t len);
 int circuit_store(const struct options *o, const struct circuit *c,
     struct store *st, int fallback);
 
+/* The working directory's circuit as it was kept before, in the tree. */
+#define LEGACY_STATE ".cbexec/state.json"
+
+/*
+ * c is the working directory's circuit, st (locked) has no state for it
+ * yet, and LEGACY_STATE is there: move that state into st (saved, *s
+ * replaced; the old file renamed to LEGACY_STATE.migrated) and say so: 1.
+ * 0 when there is nothing to move; -1 with err when it cannot be read (it
+ * may be OPEN: never passed over) or saved.
+ */
+int circuit_migrate(const struct circuit *c, struct store *st,
+    struct cb_state *s, char *err, size_t len);
+
 /* Take c's lock in st, waiting up to wait seconds (< 0 forever, 0 not at
  * all); an operator signal ends the wait.  0, or the exit status as a
  * negative number, the message printed: BUSY, TIMEOUT when budget says
