@@ -10,6 +10,8 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 # /usr/local; a distribution package sets its vendor directory instead
 # (Debian: ZSHCOMPDIR=/usr/share/zsh/vendor-completions).
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+# contrib/circuit_breaker.sh, a library to source: . $(PKGDATADIR)/...
+PKGDATADIR ?= $(PREFIX)/share/cbexec
 PKG_CONFIG ?= pkg-config
 
 # A packager's CPPFLAGS, CFLAGS and LDFLAGS (dpkg-buildflags: the fortify
@@ -106,20 +108,25 @@ check-agents: deps
 
 install: cbexec
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+	  $(DESTDIR)$(PKGDATADIR)
 	install -m 755 cbexec $(DESTDIR)$(BINDIR)/cbexec
 	install -m 644 man/cbexec.1 $(DESTDIR)$(MANDIR)/man1/cbexec.1
 	install -m 644 contrib/cbexec.bash $(DESTDIR)$(BASHCOMPDIR)/cbexec
 	install -m 644 contrib/_cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
+	install -m 644 contrib/circuit_breaker.sh \
+	  $(DESTDIR)$(PKGDATADIR)/circuit_breaker.sh
 
 # Then each directory installed into and its parents, while they are
 # empty, up to $(PREFIX) (with DESTDIR: up to DESTDIR), never further.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/cbexec $(DESTDIR)$(MANDIR)/man1/cbexec.1 \
-	  $(DESTDIR)$(BASHCOMPDIR)/cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
+	  $(DESTDIR)$(BASHCOMPDIR)/cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec \
+	  $(DESTDIR)$(PKGDATADIR)/circuit_breaker.sh
 	@floor="$(if $(DESTDIR),$(DESTDIR),$(PREFIX))"; floor=$${floor%/}; \
 	for d in $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR); do \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+	    $(DESTDIR)$(PKGDATADIR); do \
 	  while [ "$${d%/}" != "$$floor" ] && \
 	      [ "$${d#"$$floor"/}" != "$$d" ] && rmdir "$$d" 2>/dev/null; do \
 	    echo "rmdir $$d"; d=$${d%/*}; \
