@@ -770,8 +770,9 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 
 		if (fd == -1)
 			continue;
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-		grow_pipe(fd);
+		/* Our own new pipes: no flags yet, and the default size. */
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
 	}
 	if (relay_init(&r.s[0], op[0], out_fd[0], out_nonblock[0], &res->out,
 	    cfg->tap, cfg->tap_arg, run_on_relay, &r) == -1 ||
