@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * evp: one SHA-256 of one byte through OpenSSL, in a fresh process linked
  * with libcrypto: "evp" through the EVP interface, "sha" through
