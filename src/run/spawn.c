@@ -4,10 +4,8 @@
  * no handler of cbexec's runs in the child; the child puts itself in its
  * own process group (or takes the terminal's foreground), restores the
  * mask and dispositions cbexec found, asks to die with its parent, and
- * execs.  It is made with vfork, so an exec failure travels back as an
- * errno the child writes into memory it shares with us before it exits
- * (as posix_spawn does): we run again only once it has exec'd or exited,
- * so 126/127 are exact.
+ * execs.  An exec failure travels back as an errno over a close-on-exec
+ * pipe: EOF on that pipe means the exec happened, so 126/127 are exact.
  *
  * cbexec is a child subreaper, so every descendant of a run either has a
  * living ancestor that is cbexec's child or is reparented to cbexec: "no
@@ -76,11 +74,12 @@ spawn_child(char **argv, char **envp, int fg_tty, int out, int err,
 {
 	sigset_t all, old;
 	pid_t parent = getpid(), p;
-	/* The child's exec errno: the vfork child shares our memory. */
-	volatile int child_errno = 0;
-	int e = 0, status;
+	int ep[2], e = 0, status;
+	ssize_t n;
 
 	*exec_errno = 0;
+	if (pipe2(ep, O_CLOEXEC) == -1)
+		return -1;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	/* vfork: no page tables copied for a parent that maps libcrypto;
@@ -90,10 +89,13 @@ spawn_child(char **argv, char **envp, int fg_tty, int out, int err,
 	if (p == -1) {
 		e = errno;
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(ep[0]);
+		close(ep[1]);
 		errno = e;
 		return -1;
 	}
 	if (p == 0) {
+		close(ep[0]);
 		setpgid(0, 0);
 		/* SIGTTOU is still blocked here, so a background process
 		 * group may take the terminal without being stopped. */
@@ -116,16 +118,20 @@ spawn_child(char **argv, char **envp, int fg_tty, int out, int err,
 		execvpe(argv[0], argv, envp);
 fail:
 		e = errno;
-		child_errno = e != 0 ? e : EINVAL;
+		(void)!write(ep[1], &e, sizeof(e));
 		_exit(e == ENOENT ? 127 : 126);
 	}
-	/* Here once the child has exec'd or exited.  Also from the parent:
-	 * whichever of the two ran first, the group exists before we ever
-	 * signal it. */
+	/* Also from the parent: whichever of the two runs first, the group
+	 * exists before we ever signal it. */
 	setpgid(p, p);
+	close(ep[1]);
+	do
+		n = read(ep[0], &e, sizeof(e));
+	while (n == -1 && errno == EINTR);
+	close(ep[0]);
 	*pid = p;
-	if (child_errno != 0) {
-		*exec_errno = child_errno;
+	if (n == (ssize_t)sizeof(e)) {
+		*exec_errno = e ? e : EINVAL;
 		/* The child is done; reap it here, its status says nothing. */
 		while (waitpid(p, &status, 0) == -1 && errno == EINTR)
 			;
