@@ -99,6 +99,12 @@ struct ring {
 
 int ring_init(struct ring *r, size_t cap);	/* -1 on ENOMEM */
 void ring_push(struct ring *r, const void *p, size_t n);
+/* Where the next n bytes go (0 < n <= cap), for a reader that fills the
+ * ring in place: *a (*alen bytes), then *b (*blen, maybe 0).  Once they
+ * are written, ring_commit(r, n) makes them the newest. */
+void ring_room(struct ring *r, size_t n, char **a, size_t *alen, char **b,
+    size_t *blen);
+void ring_commit(struct ring *r, size_t n);
 /* The held bytes in order as a malloc'd NUL-terminated string; *len gets
  * the byte count (the data may itself contain NULs).  NULL on ENOMEM. */
 char *ring_dup(const struct ring *r, size_t *len);

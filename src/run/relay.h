@@ -19,6 +19,8 @@ struct relay {
 	int splice;		/* wfd is a non-blocking pipe: splice into it */
 	int hold[2];		/* the pipe tee() copies into, -1 until used */
 	size_t pending;		/* bytes tee'd, still to splice out of rfd */
+	int tail_held;		/* no tap: the hold pipe keeps the tail */
+	size_t held;		/* bytes of the tail in the hold pipe */
 	char *buf;		/* bytes read but not yet written */
 	size_t off, len;
 	struct ring *ring;
