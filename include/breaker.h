@@ -167,6 +167,8 @@ struct cb_state {
 	size_t n_history;
 	double last_run_at;		/* end of the last run; < 0 means null */
 	double last_success_at;		/* end of the last successful run */
+	double last_run_seconds;	/* how long the last run took; < 0: not
+					 * known (older files, --record) */
 	struct cb_limits limits;	/* what the last run was judged by, for
 					 * --status; all 0: not recorded */
 	struct cb_usage spent;		/* over the circuit's lifetime */

@@ -81,9 +81,10 @@ void report_event(struct reporter *r, const char *event, const char *reason);
 void report_open_block(struct reporter *r, const struct cb_state *s,
     const struct status_report *st, const char *reset_hint);
 
-/* Rewrite the metrics file atomically; 0 / -1 with a message in err. */
+/* Rewrite the metrics file atomically when what it says has changed
+ * (nothing without r->metrics_path); 0 / -1 with a message in err. */
 int report_metrics(struct reporter *r, const struct cb_state *s,
-    double last_run_seconds, char *err, size_t errlen);
+    char *err, size_t errlen);
 
 /* --status: a human table (ages as of now), or the state object with
  * json. */

@@ -53,11 +53,47 @@ ok "$([ "$(val m.prom cbexec_last_success_timestamp_seconds)" = \
 succ=$(val m.prom cbexec_last_success_timestamp_seconds)
 ok "$(awk -v v="$succ" -v t="$t0" 'BEGIN { exit !(v >= t - 1) }'; echo $?)" \
 	"cbexec_last_success_timestamp_seconds is recent ($succ)"
-# A trip rewrites the file; the timestamps stay those of the runs.
+# A trip rewrites the file; the timestamps and the last run's duration
+# stay those of the runs.
+dur=$(val m.prom cbexec_last_run_seconds)
 "$CBEXEC" --trip --name nightly --metrics m.prom 2>/dev/null
 is "$(val m.prom cbexec_last_success_timestamp_seconds)" "$succ" \
 	"a trip leaves the last success's time"
 is "$(val m.prom cbexec_state)" 2 "... and shows the circuit OPEN"
+is "$(val m.prom cbexec_last_run_seconds)" "$dur" "... and the last run's duration"
+is "$(val m.prom cbexec_open_reason)" 1 "... with why: cbexec_open_reason"
+like "$(cat m.prom)" '^cbexec_open_reason\{circuit="nightly",reason="tripped"\} 1$' \
+	"... its kind as a label"
+
+# An operator's trip without --metrics: the next run, refused, rewrites
+# the textfile so CbexecCircuitOpen fires; a refusal that changes nothing
+# leaves the file (and its mtime) alone.
+cb --name ops --metrics ops.prom -- sleep 0.05 2>/dev/null
+is "$(val ops.prom cbexec_state)" 0 "a run: cbexec_state 0"
+"$CBEXEC" --trip --name ops --reason 'fire
+drill' 2>/dev/null
+is "$(val ops.prom cbexec_state)" 0 "a --trip without --metrics leaves the file"
+cb --name ops --metrics ops.prom -- true 2>/dev/null; rc=$?
+is "$rc" 120 "the next run is refused (120)"
+is "$(val ops.prom cbexec_state)" 2 "... and the refusal rewrote cbexec_state 2"
+like "$(cat ops.prom)" '^cbexec_open_reason\{circuit="ops",reason="tripped"\} 1$' \
+	"... with the open reason's kind, not the operator's text"
+like "$(val ops.prom cbexec_last_run_seconds)" '^0\.0[5-9][0-9]|^0\.[1-9]' \
+	"... and the last run's duration as the state keeps it"
+ino=$(ls -i ops.prom | cut -d' ' -f1)
+cb --name ops --metrics ops.prom -- true 2>/dev/null
+is "$(ls -i ops.prom | cut -d' ' -f1)" "$ino" "a refusal that changes nothing does not rewrite it"
+"$CBEXEC" --reset-circuit --name ops --metrics ops.prom 2>/dev/null
+is "$(val ops.prom cbexec_state)" 0 "--reset-circuit --metrics: cbexec_state 0"
+ok "$(grep -q cbexec_open_reason ops.prom; [ $? -ne 0 ]; echo $?)" \
+	"... and no cbexec_open_reason once CLOSED"
+# A circuit held OPEN by another's account gate: the refused run says so.
+"$CBEXEC" --record --account acme --exit 1 \
+	--message "You've hit your usage limit. Try again in 5 hours." acct1 2>/dev/null
+cb --name acct2 --account acme --metrics acct.prom -- true 2>/dev/null; rc=$?
+is "$rc" 120 "a run on an account whose gate is OPEN is refused"
+like "$(cat acct.prom)" '^cbexec_account_gate\{circuit="acct2",account="acme"\} 2$' \
+	"... and the textfile says the gate is OPEN"
 # A circuit label that needs escaping still lints.
 cb --state 'we"ird\path.json' --metrics w.prom -- false 2>/dev/null
 if [ -n "$PROMTOOL" ]; then
@@ -67,7 +103,8 @@ else
 	skip "no promtool"
 fi
 
-# contrib/metrics.prom.example shows exactly the metrics cbexec writes.
+# contrib/metrics.prom.example shows exactly the metrics cbexec writes
+# for an OPEN circuit (m.prom, tripped above).
 is "$(names "$C/metrics.prom.example" | tr '\n' ' ')" "$(names m.prom | tr '\n' ' ')" \
 	"metrics.prom.example has the same metrics as cbexec writes"
 # The dashboard and the alerts query only metrics cbexec writes.

@@ -146,6 +146,7 @@ breaker_init(struct cb_state *s, const char *name)
 	s->updated_at = -1;
 	s->last_run_at = -1;
 	s->last_success_at = -1;
+	s->last_run_seconds = -1;
 	s->retry_at = -1;
 	s->outcome = OUT_OK;
 	s->spent.cost_usd = s->last_usage.cost_usd = -1;

@@ -306,8 +306,7 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 		if (unskip.why[0] != '\0')
 			report_event(&rep, "unskip", unskip.why);
 	}
-	if (o->metrics_path != NULL &&
-	    report_metrics(&rep, &s, 0, err, sizeof(err)) == -1)
+	if (report_metrics(&rep, &s, err, sizeof(err)) == -1)
 		report_warn(&rep, "%s", err);
 	/* The state is saved; an interrupt (in the hook) still says so. */
 	rc = sup_aborted() ? CB_EXIT_ABORT : CB_EXIT_OK;

@@ -540,6 +540,12 @@ state_text(const struct cb_state *s)
 	put_time_or_null(&b, s->last_run_at);
 	key(&b, "last_success_at");
 	put_time_or_null(&b, s->last_success_at);
+	key(&b, "last_run_seconds");
+	if (s->last_run_seconds >= 0)
+		put_num(&b, (double)(long long)(s->last_run_seconds * 1000 +
+		    0.5) / 1000);
+	else
+		puts_(&b, "null");
 	key(&b, "thresholds");
 	put_limits(&b, &s->limits);
 	key(&b, "spend");

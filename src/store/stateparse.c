@@ -235,6 +235,19 @@ load_skips(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* A span of seconds, or null (and absent: a file of before it) as -1. */
+static int
+get_seconds(const cJSON *j, const char *key, double *v, char *err,
+    size_t errlen)
+{
+	const cJSON *m = member(j, key);
+
+	*v = -1;
+	if (m == NULL || cJSON_IsNull(m))
+		return 0;
+	return get_num(j, key, key, 0, 1e12, 0, v, err, errlen);
+}
+
 /* "thresholds": null before a run recorded them; a member left out stays
  * 0 (not recorded). */
 static int
@@ -520,6 +533,8 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    errlen) == -1 ||
 	    get_time(j, "last_success_at", "last_success_at", 1,
 	    &s->last_success_at, err, errlen) == -1 ||
+	    get_seconds(j, "last_run_seconds", &s->last_run_seconds, err,
+	    errlen) == -1 ||
 	    load_limits(member(j, "thresholds"), &s->limits, err,
 	    errlen) == -1 ||
 	    load_skips(j, s, err, errlen) == -1 ||
