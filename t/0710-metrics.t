@@ -104,20 +104,38 @@ else
 fi
 
 # contrib/metrics.prom.example shows exactly the metrics cbexec writes
-# for an OPEN circuit (m.prom, tripped above).
-is "$(names "$C/metrics.prom.example" | tr '\n' ' ')" "$(names m.prom | tr '\n' ' ')" \
+# for an OPEN circuit whose agent reported its spend (a.prom).
+. "$T_DIR/fakeagent.sh"
+N=2 COST=0.25 cb --name agent --metrics a.prom -- claude -p x >/dev/null 2>&1
+"$CBEXEC" --trip --name agent --metrics a.prom 2>/dev/null
+is "$(names "$C/metrics.prom.example" | tr '\n' ' ')" "$(names a.prom | tr '\n' ' ')" \
 	"metrics.prom.example has the same metrics as cbexec writes"
 # The dashboard and the alerts query only metrics cbexec writes.
 used=$(cat "$C/grafana-dashboard.json" "$C/prometheus-alerts.yml" |
 	grep -o 'cbexec_[a-z_]*' | sort -u)
 unknown=
 for m in $used; do
-	names m.prom | grep -qx "$m" || unknown="$unknown $m"
+	names a.prom | grep -qx "$m" || unknown="$unknown $m"
 done
 is "$unknown" "" "the dashboard and the alerts use only metrics cbexec writes"
-for m in cbexec_last_run_timestamp_seconds cbexec_last_success_timestamp_seconds; do
+for m in cbexec_last_run_timestamp_seconds cbexec_last_success_timestamp_seconds \
+    cbexec_open_reason cbexec_cost_usd_total cbexec_tokens_total; do
 	like "$(cat "$C/grafana-dashboard.json")" "$m" "the dashboard shows $m"
 done
+# ... by host: every query of a circuit's metric names its instance too,
+# and the host is a variable of the dashboard.
+out=$(perl -MJSON::PP -0777 -e '
+	my $d = decode_json(<STDIN>);
+	print join(",", map { $_->{name} } @{$d->{templating}{list}}), "\n";
+	for my $p (@{$d->{panels}}) {
+		for my $t (@{$p->{targets} || []}) {
+			print "$p->{title}: $t->{expr}\n"
+			    if $t->{expr} =~ /by \((?!class)[^)]*\)/ &&
+			    $t->{expr} !~ /by \([^)]*instance/;
+		}
+	}' < "$C/grafana-dashboard.json")
+is "$out" "datasource,instance,circuit" \
+	"grafana: a host (instance) variable, and no per-circuit sum across hosts"
 
 if [ -n "$PROMTOOL" ]; then
 	out=$($PROMTOOL check metrics < "$C/metrics.prom.example" 2>&1); rc=$?
@@ -128,7 +146,12 @@ if [ -n "$PROMTOOL" ]; then
 	out=$(cd "$C" && $PROMTOOL test rules prometheus-alerts.test.yml 2>&1); rc=$?
 	is "$rc" 0 "promtool test rules: the alerts' unit tests pass"
 	[ "$rc" -eq 0 ] || printf '%s\n' "$out" | sed 's/^/# /' | head -40
+	# At a 2026 clock: a new circuit's first failed run is no
+	# CbexecNoSuccess (its last_success_timestamp 0 is "never").
+	out=$(cd "$C" && $PROMTOOL test rules prometheus-alerts.2026.test.yml 2>&1); rc=$?
+	is "$rc" 0 "promtool test rules: the alerts' unit tests at a 2026 clock pass"
+	[ "$rc" -eq 0 ] || printf '%s\n' "$out" | sed 's/^/# /' | head -40
 else
-	skip "no promtool"; skip "no promtool"; skip "no promtool"
+	skip "no promtool"; skip "no promtool"; skip "no promtool"; skip "no promtool"
 fi
 done_testing
