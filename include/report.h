@@ -110,14 +110,19 @@ struct status_row {
 	double retry_at;		/* refused until then; < 0: none */
 };
 
-/* --status --all: a header and one line per circuit (cut to width when
- * width > 0, a terminal's), or a JSON array with json.  Ages as of now. */
+/* --status --all: a header and one line per circuit, OPEN first and
+ * marked, fitted to width columns when width > 0 (the times shortened,
+ * the reason and then the name cut with an ellipsis), a count after them
+ * on a terminal; or a JSON array with json.  Ages as of now. */
 void report_status_all(FILE *f, const struct status_row *rows, size_t n,
-    int json, int width, double now);
+    int json, int width, int terminal, double now);
 
 /* The width of the terminal on fd ($COLUMNS first), or 0 when fd is not
  * a terminal. */
 int terminal_width(int fd);
+/* The width --status --all fits: $COLUMNS when set (a terminal or not),
+ * else the terminal's, else 0 (no limit); *terminal: fd is one. */
+int status_width(int fd, int *terminal);
 
 /*
  * An operator's skip or unskip (SPEC §9): an event line and a --log
