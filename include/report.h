@@ -13,6 +13,14 @@
 #include "breaker.h"
 #include "judge.h"
 
+/*
+ * The "v" of every JSON document and --log line cbexec prints: the
+ * vocabulary of cbexec(1)'s JSON section, the state file's field names
+ * (SPEC §6) throughout.  It grows only when a field changes its meaning
+ * or goes away; new fields come without it.
+ */
+#define JSON_VOCABULARY 1
+
 struct reporter {
 	const char *label;	/* circuit name, else the state file path */
 	const char *name;	/* --name or NULL (CBEXEC_NAME for hooks) */
@@ -61,7 +69,7 @@ struct run_report {
 void report_run(struct reporter *r, const struct run_report *rr);
 
 /*
- * One log line per transition, a "transition" object in the log, and the
+ * One log line per transition, a "state_change" object in the log, and the
  * hook with CBEXEC_FROM, CBEXEC_TO, CBEXEC_REASON, CBEXEC_NAME and the
  * counters of before (the state as it was before a reset).
  */

@@ -58,8 +58,10 @@ is "$(perl -MJSON::PP -0777 -e 'my ($n) = grep { $_->{name} eq "nightly" } @{dec
 	print join "|", $n->{state}, $n->{reason}, $n->{runs_since_progress}, $n->{iteration},
 	    defined $n->{retry_at} ? "x" : "null", $n->{path}' < all.json)" \
 	"OPEN|No progress for 3 iterations|3|3|null|$D/nightly.json" "--json: the circuit's fields"
-like "$(jget all.json 0.last_run)" '^20[0-9-]+T[0-9:.]+Z$' "--json: last_run is ISO-8601"
-like "$(jget all.json 2.since)" '^20[0-9-]+T[0-9:.]+Z$' "--json: since is ISO-8601"
+like "$(jget all.json 0.last_run_at)" '^20[0-9-]+T[0-9:.]+Z$' "--json: last_run_at is ISO-8601"
+like "$(jget all.json 2.changed_at)" '^20[0-9-]+T[0-9:.]+Z$' "--json: changed_at is ISO-8601"
+is "$(jget all.json 3.opened_at)" "$(jget "$D/nightly.json" opened_at)" "--json: opened_at, as the state's"
+is "$(jget all.json 2.opened_at)" null "--json: opened_at null unless OPEN"
 "$CBEXEC" --status --all --json >/dev/null; is "$?" 120 "--json: 120 as well"
 "$CBEXEC" --status --all --exit-codes open=90 >/dev/null; is "$?" 90 "--exit-codes remaps it"
 

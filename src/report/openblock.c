@@ -216,7 +216,7 @@ log:
 	add_str(o, "reason", s->open_reason);
 	if (s->retry_at >= 0)
 		add_str(o, "retry_at", iso8601(s->retry_at, when, sizeof(when)));
-	cJSON_AddNumberToObject(o, "iterations", s->iteration);
+	cJSON_AddNumberToObject(o, "iteration", s->iteration);
 	add_str(o, "phase", s->phase);
 	if (has_pass) {
 		cJSON_AddNumberToObject(o, "tests_passing", pass);

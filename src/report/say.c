@@ -138,7 +138,10 @@ add_str(cJSON *o, const char *key, const char *v)
 		cJSON_AddNullToObject(o, key);
 }
 
-/* A log object with ts, circuit and event filled in; NULL without --log. */
+/* A log object with v, timestamp, circuit and event filled in; NULL
+ * without --log.  The field names are the state file's (SPEC §6), and
+ * cbexec(1)'s JSON section lists each event's; v says which vocabulary,
+ * and grows only when a field changes its meaning or goes. */
 cJSON *
 log_new(const struct reporter *r, const char *event)
 {
@@ -147,7 +150,8 @@ log_new(const struct reporter *r, const char *event)
 
 	if (r->log_fd < 0 || (o = cJSON_CreateObject()) == NULL)
 		return NULL;
-	cJSON_AddStringToObject(o, "ts",
+	cJSON_AddNumberToObject(o, "v", JSON_VOCABULARY);
+	cJSON_AddStringToObject(o, "timestamp",
 	    iso8601(wall_now(), ts, sizeof(ts)));
 	cJSON_AddStringToObject(o, "circuit", label_of(r));
 	cJSON_AddStringToObject(o, "event", event);

@@ -355,7 +355,11 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	if (json) {
 		char *p = state_text(s);
 
-		if (p != NULL)
+		/* The state object with "v" first: state_text() begins
+		 * "{\n  \"version\"". */
+		if (p != NULL && strncmp(p, "{\n", 2) == 0)
+			fprintf(f, "{\n  \"v\": %d,\n%s", JSON_VOCABULARY, p + 2);
+		else if (p != NULL)
 			fputs(p, f);
 		free(p);
 		return;
@@ -604,7 +608,8 @@ report_history(FILE *f, const struct cb_state *s, long last, int json,
 	char num[24];
 
 	if (json) {
-		char *p = events_text(s->history + start, s->n_history - start);
+		char *p = events_text(s->history + start, s->n_history - start,
+		    "\"v\": " STR(JSON_VOCABULARY) ", ");
 
 		if (p != NULL)
 			fputs(p, f);
@@ -787,6 +792,7 @@ status_all_json(FILE *f, const struct status_row *rows, size_t n)
 
 		if ((o = cJSON_CreateObject()) == NULL)
 			break;
+		cJSON_AddNumberToObject(o, "v", JSON_VOCABULARY);
 		cJSON_AddStringToObject(o, "name", rows[i].name);
 		cJSON_AddStringToObject(o, "path", rows[i].path);
 		if (s == NULL) {
@@ -795,12 +801,14 @@ status_all_json(FILE *f, const struct status_row *rows, size_t n)
 		} else {
 			cJSON_AddStringToObject(o, "state",
 			    circuit_name(s->state));
-			add_time(o, "since", since_of(s));
+			add_time(o, "changed_at", since_of(s));
+			add_time(o, "opened_at", s->state == CB_OPEN ?
+			    s->opened_at : -1);
 			add_str(o, "reason", reason_of(s));
 			cJSON_AddNumberToObject(o, "runs_since_progress",
 			    (double)runs_since_progress(s));
 			add_time(o, "retry_at", rows[i].retry_at);
-			add_time(o, "last_run", last_run_of(s));
+			add_time(o, "last_run_at", last_run_of(s));
 			cJSON_AddNumberToObject(o, "iteration",
 			    (double)s->iteration);
 		}
