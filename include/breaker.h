@@ -49,7 +49,10 @@ enum cb_outcome {
 	OUT_BUDGET	/* "BUDGET": a per-run spend cap stopped the run */
 };
 
-enum cb_event_kind { EV_STATE_CHANGE, EV_PROGRESS, EV_ERROR, EV_RESET, EV_SKIP };
+/* EV_TRIP: an operator's --trip of a circuit already OPEN (a trip that
+ * opens it is the state_change). */
+enum cb_event_kind { EV_STATE_CHANGE, EV_PROGRESS, EV_ERROR, EV_RESET, EV_SKIP,
+	EV_TRIP };
 
 /* One history entry.  from/to are -1 for events that are not transitions. */
 struct cb_event {

@@ -124,6 +124,9 @@ int cli_apply(struct options *o, const char *key, const char *value,
 /* -1 with the reason in err when key names an option a config file may
  * not set, else 0. */
 int cli_config_refuses(const char *key, char *err, size_t len);
+/* Whether the option named key was given (command line, environment or
+ * config), not left at its default. */
+int cli_given(const struct options *o, const char *key);
 /* Whether the option named key may take several values (--watch). */
 int cli_is_list(const char *key);
 /* Whether the option is a flag that takes no value (--loop). */

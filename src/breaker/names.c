@@ -18,7 +18,7 @@ static const char *const outcome_names[] = {
 	"SIGNAL", "NOEXEC", "NOTFOUND", "SKIP", "BUDGET"
 };
 static const char *const event_names[] = {
-	"state_change", "progress", "error", "reset", "skip"
+	"state_change", "progress", "error", "reset", "skip", "trip"
 };
 static const char *const class_names[] = {
 	"success", "recoverable", "transient", "timeout", "fatal",

@@ -1265,6 +1265,14 @@ cli_config_refuses(const char *key, char *err, size_t len)
 }
 
 int
+cli_given(const struct options *o, const char *key)
+{
+	const struct opt *op = find_key(key);
+
+	return op != NULL && o->origin[op->id] > FROM_DEFAULT;
+}
+
+int
 cli_is_list(const char *key)
 {
 	const struct opt *op = find_key(key);

@@ -444,9 +444,17 @@ refuse(struct inv *v)
 		snprintf(in, sizeof(in), " (retry in %s)", duration_format(
 		    (double)(secs > 0 ? secs : 0), d, sizeof(d)));
 	}
-	fprintf(stderr, "cbexec[%s]: circuit is OPEN%s%s%s; not running. "
-	    "Reset: %s\n", v->c->label, v->s.open_reason ? ": " : "",
-	    v->s.open_reason ? v->s.open_reason : "", in, v->c->reset_hint);
+	/* One line whatever the reason says (an operator's --reason). */
+	fputs("cbexec[", stderr);
+	text_put(stderr, v->c->label);
+	fputs("]: circuit is OPEN", stderr);
+	if (v->s.open_reason != NULL) {
+		fputs(": ", stderr);
+		text_put(stderr, v->s.open_reason);
+	}
+	fprintf(stderr, "%s; not running. Reset: ", in);
+	text_put(stderr, v->c->reset_hint);
+	fputc('\n', stderr);
 	return CB_EXIT_OPEN;
 }
 
@@ -702,6 +710,17 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		v->agent = agent_by_name(o->agent);	/* NULL for "none" */
 	else if (o->argv != NULL)
 		v->agent = agent_detect(o->argv);
+	/* A --timeout the --budget always cuts short is not the limit it
+	 * looks like: say which one will stop the run. */
+	if (o->argv != NULL && o->budget > 0 && o->timeout > o->budget &&
+	    cli_given(o, "timeout")) {
+		char t[24], b[24];
+
+		report_warn(&v->rep, "--timeout %s is longer than --budget %s: "
+		    "the budget stops the run first (exit 124)",
+		    duration_format(o->timeout, t, sizeof(t)),
+		    duration_format(o->budget, b, sizeof(b)));
+	}
 	/* A cap that cannot hold is said to be so, never left to look
 	 * like one that does. */
 	if (o->argv != NULL && (o->max_cost > 0 || o->max_tokens > 0 ||

@@ -100,9 +100,12 @@ report_run(struct reporter *r, const struct run_report *rr)
 			    "(--ignore-exit-codes)", rr->iteration, how,
 			    rr->duration, used);
 		else if (failed)
-			say(r, NULL, "run %ld %s after %.2fs%s: %s %s%s%s",
+			/* "timeout: ...", never "timeout timeout: ..." */
+			say(r, NULL, "run %ld %s after %.2fs%s: %s%s%s%s%s",
 			    rr->iteration, how, rr->duration, used,
-			    class_name(c->cls), c->type,
+			    class_name(c->cls), strcmp(class_name(c->cls),
+			    c->type) != 0 ? " " : "", strcmp(class_name(c->cls),
+			    c->type) != 0 ? c->type : "",
 			    c->message != NULL ? ": " : "",
 			    c->message != NULL ? c->message : "");
 		else

@@ -51,6 +51,18 @@ last_change_to(const struct cb_state *s, int c)
 	return NULL;
 }
 
+/* "timeout idle", or the class alone when the type says the same
+ * ("timeout", not "timeout timeout"). */
+static void
+put_class_type(FILE *f, const char *cls, const char *type)
+{
+	text_put(f, cls);
+	if (strcmp(cls, type) != 0) {
+		fputc(' ', f);
+		text_put(f, type);
+	}
+}
+
 /* "key: text" with the text escaped. */
 #define ROWT(f, key, text) do {						\
 	fprintf((f), "%-20s ", (key));					\
@@ -421,9 +433,7 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 		    when(s->last_success_at, now, w, sizeof(w)));
 	if (s->last_error.message != NULL && s->last_error.message[0] != '\0') {
 		fprintf(f, "%-20s ", "last error:");
-		text_put(f, s->last_error.cls);
-		fputc(' ', f);
-		text_put(f, s->last_error.type);
+		put_class_type(f, s->last_error.cls, s->last_error.type);
 		fputs(": ", f);
 		text_put(f, s->last_error.message);
 		fprintf(f, " (exit %d)\n", s->last_error.exit_code);
@@ -465,6 +475,8 @@ timeline_mark(const struct cb_event *e)
 		return 'R';
 	case EV_SKIP:
 		return 'S';
+	case EV_TRIP:
+		return '!';
 	default:
 		return 0;
 	}
@@ -566,9 +578,7 @@ history_line(FILE *f, const struct cb_event *e, int digits, int kind_w)
 		break;
 	case EV_ERROR:
 		fputs("  ", f);
-		text_put(f, e->cls);
-		fputc(' ', f);
-		text_put(f, e->type);
+		put_class_type(f, e->cls, e->type);
 		if (e->exit_code >= 0)
 			fprintf(f, " (exit %d)", e->exit_code);
 		if (e->reason != NULL) {

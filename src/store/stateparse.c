@@ -59,7 +59,8 @@ event_fields(const cJSON *j, struct cb_event *e, char *err, size_t errlen)
 	if (!cJSON_IsString(v) ||
 	    event_kind_from_name(v->valuestring, &e->kind) == -1)
 		return bad_field(err, errlen, "event", "\"state_change\", "
-		    "\"progress\", \"error\", \"reset\" or \"skip\"");
+		    "\"progress\", \"error\", \"reset\", \"skip\" or "
+		    "\"trip\"");
 	v = member(j, "progress");
 	if (v != NULL && !cJSON_IsNull(v)) {
 		if (!cJSON_IsBool(v))
