@@ -63,19 +63,7 @@ is "$(comp --he op)" operator "bash: --he (an abbreviation) op -> operator"
 # Under `set -u` (a user's ~/.bashrc may have it), with the XDG variables
 # and CBEXEC_STATE_DIR unset: no "unbound variable", the same answers.
 strict() {
-	(unset XDG_STATE_HOME XDG_CONFIG_HOME CBEXEC_STATE_DIR
-	 bash -c '
-		set -u
-		. "$1" || exit 1
-		shift
-		COMP_WORDS=(cbexec "$@")
-		COMP_CWORD=$#
-		COMP_LINE="${COMP_WORDS[*]}"
-		COMP_POINT=${#COMP_LINE}
-		COMPREPLY=()
-		_cbexec cbexec "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-		printf "%s\n" "${COMPREPLY[@]}"
-	' comp "$C/cbexec.bash" "$@" 2>&1 | sort | tr '\n' ' ' | sed 's/ $//')
+	(unset XDG_STATE_HOME XDG_CONFIG_HOME CBEXEC_STATE_DIR; comp "$@")
 }
 for words in "--name ni" "--status ni" "--phase G" "-c other.json -p S" \
     "--config=x --phase G" "-C proj --phase b" "--account a" "--reset-account a" \
