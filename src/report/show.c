@@ -22,8 +22,11 @@
  * "from"), wrapped to the terminal's width, each line led by the run
  * number of its first mark; NO_COLOR or TERM=dumb turn the colour off.
  * --status --all is a table like systemctl list-timers: a header, one row
- * per circuit with its columns as wide as their widest value, and on a
- * terminal each row cut to its width.
+ * per circuit, OPEN first and marked, its columns as wide as their widest
+ * value.  Fitted to a width ($COLUMNS, else a terminal's), no column is
+ * ever dropped: the times shorten to ages, then the reason and the name
+ * give up columns in turns (fit()), cut with an ellipsis.  Every JSON
+ * document carries "v" (JSON_VOCABULARY) and the state file's names.
  */
 #include <stdio.h>
 #include <stdlib.h>
