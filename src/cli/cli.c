@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Options (SPEC §1).  Every option is one row of opts[]: its long name, its
- * short letter, whether it takes a value, and the id set_option()
- * switches on to validate and store its value.  argv, the CB_* environment and the config file
- * all go through set_option(), so a value is validated the same way
- * wherever it comes from; o->origin[id] remembers the source so that a
- * lower-precedence source (CLI > env > config > phase > built-in) never
- * overrides a higher.
+ * short letter, whether it takes a value, the id set_option() switches on
+ * to validate and store its value, and its --help category and
+ * description, so an option added is one row (and its case).  argv, the
+ * CB_* environment and the config file all go through set_option(), so a
+ * value is validated the same way wherever it comes from; o->origin[id]
+ * remembers the source so that a lower-precedence source (CLI > env >
+ * config > phase > built-in) never overrides a higher.  cli_parse() reads
+ * argv in one ordered pass: a run stops at COMMAND, an operator command
+ * takes its CIRCUIT anywhere; --help renders the table, by category.
  */
 #include <ctype.h>
 #include <getopt.h>
