@@ -908,7 +908,7 @@ set_help_topic(struct options *o, const char *w, char *err, size_t len)
 
 /* One option's lines of --help: all of its description, or its first. */
 static void
-put_option(FILE *f, const struct opt *op, int first_only)
+put_option(FILE *f, const struct opt *op)
 {
 	char left[80];
 	const char *h = op->help, *nl;
@@ -930,7 +930,7 @@ put_option(FILE *f, const struct opt *op, int first_only)
 		nl = strchr(h, '\n');
 		fprintf(f, "%.*s\n", nl != NULL ? (int)(nl - h) : (int)strlen(h),
 		    h);
-		if (nl == NULL || first_only)
+		if (nl == NULL)
 			break;
 		h = nl + 1;
 		fprintf(f, "%28s", "");
@@ -956,7 +956,7 @@ put_category(FILE *f, int c, int first)
 		fputs(":\n", f);
 	for (i = 0; i < NOPTS; i++)
 		if (CAT_OF(opts[i].cat) == c)
-			put_option(f, &opts[i], 0);
+			put_option(f, &opts[i]);
 }
 
 static const char synopsis[] =
@@ -1030,7 +1030,7 @@ help_short(FILE *f)
 	    "h or d):\n", f);
 	for (i = 0; i < NOPTS; i++)
 		if (opts[i].cat & COMMON)
-			put_option(f, &opts[i], 1);
+			put_option(f, &opts[i]);
 	fputs("\nThe others by category (cbexec --help CATEGORY; all: every "
 	    "option):\n", f);
 	for (c = 0; c < N_CATS; c++) {
