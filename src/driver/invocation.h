@@ -75,6 +75,10 @@ struct run_done {
 int inv_begin(struct inv *v, struct options *o, const struct circuit *c);
 void inv_end(struct inv *v);
 
+/* Rewrite --metrics from v's state when it says something new; a
+ * failure is a warning. */
+void inv_metrics(struct inv *v);
+
 /* The store's keepalive (struct sup_cfg's, arg the inv): the lease
  * renewed, the store's clock read; -1 with the reason in v->store_err. */
 int inv_keepalive(void *arg);

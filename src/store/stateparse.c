@@ -59,7 +59,8 @@ event_fields(const cJSON *j, struct cb_event *e, char *err, size_t errlen)
 	if (!cJSON_IsString(v) ||
 	    event_kind_from_name(v->valuestring, &e->kind) == -1)
 		return bad_field(err, errlen, "event", "\"state_change\", "
-		    "\"progress\", \"error\", \"reset\" or \"skip\"");
+		    "\"progress\", \"error\", \"reset\", \"skip\" or "
+		    "\"trip\"");
 	v = member(j, "progress");
 	if (v != NULL && !cJSON_IsNull(v)) {
 		if (!cJSON_IsBool(v))
@@ -233,6 +234,19 @@ load_skips(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 			    NULL, err, errlen) == -1)
 				return -1;
 	return 0;
+}
+
+/* A span of seconds, or null (and absent: a file of before it) as -1. */
+static int
+get_seconds(const cJSON *j, const char *key, double *v, char *err,
+    size_t errlen)
+{
+	const cJSON *m = member(j, key);
+
+	*v = -1;
+	if (m == NULL || cJSON_IsNull(m))
+		return 0;
+	return get_num(j, key, key, 0, 1e12, 0, v, err, errlen);
 }
 
 /* "thresholds": null before a run recorded them; a member left out stays
@@ -520,6 +534,8 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    errlen) == -1 ||
 	    get_time(j, "last_success_at", "last_success_at", 1,
 	    &s->last_success_at, err, errlen) == -1 ||
+	    get_seconds(j, "last_run_seconds", &s->last_run_seconds, err,
+	    errlen) == -1 ||
 	    load_limits(member(j, "thresholds"), &s->limits, err,
 	    errlen) == -1 ||
 	    load_skips(j, s, err, errlen) == -1 ||
