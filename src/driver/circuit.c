@@ -121,14 +121,16 @@ circuit_migrate(const struct circuit *c, struct store *st,
 	/* A file cbexec once trusted: what cannot be read may have been
 	 * OPEN, so it is not passed over. */
 	if ((rc = state_load(LEGACY_STATE, 0, c->label, &old, why,
-	    sizeof(why))) != 0) {
-		if (rc == 1)
-			breaker_free(&old);
+	    sizeof(why))) == 1) {
+		/* gone since the lstat: nothing to move */
+		breaker_free(&old);
+		return 0;
+	}
+	if (rc != 0) {
 		snprintf(err, len, "%s, this directory's circuit before, "
 		    "cannot be moved to %s: %s; it may hold an OPEN circuit: "
 		    "review it, then move it there to keep it, or aside to "
-		    "start afresh", LEGACY_STATE, c->path, rc == 1 ?
-		    "it went away" : why);
+		    "start afresh", LEGACY_STATE, c->path, why);
 		return -1;
 	}
 	breaker_set_str(&old.name, c->label);
