@@ -185,9 +185,15 @@ struct cb_state {
 };
 
 /* A finished run as the breaker sees it. */
+/* Why a run counts neither as a success nor as a failure. */
+enum { CB_IGNORED_CODE = 1,		/* its exit code: --ignore-exit-codes */
+	CB_IGNORED_CLOSED };		/* it failed writing to a reader
+					 * that had gone (cbexec's stdout
+					 * closed downstream) */
+
 struct cb_run {
 	int progress;			/* 1: the run made progress (§3.1) */
-	int ignored;			/* exit code in --ignore-exit-codes */
+	int ignored;			/* 0, or CB_IGNORED_* */
 	enum cb_class cls;
 	const char *type;		/* "" on success */
 	const char *message;		/* NULL on success */

@@ -55,7 +55,7 @@ struct run_report {
 	int signo;
 	int timed_out;
 	int progress;
-	int ignored;			/* its code is in --ignore-exit-codes */
+	int ignored;			/* CB_IGNORED_*, 0: counted */
 	int stopped;			/* by a spend cap or a tool-call loop */
 	const struct classification *c;
 	const struct cb_usage *usage;	/* what the agent said it used, or

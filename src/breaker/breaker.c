@@ -521,7 +521,9 @@ record(struct cb_state *s, const struct cb_limits *l,
 		e.from = e.to = -1;
 		e.progress = -1;
 		e.exit_code = run->exit_code;
-		e.reason = (char *)"ignored exit code";
+		e.reason = run->ignored == CB_IGNORED_CLOSED ?
+		    (char *)"ignored: its output was closed downstream" :
+		    (char *)"ignored exit code";
 		breaker_add_event(s, l->history_size, &e);
 		return;
 	}

@@ -299,6 +299,25 @@ run_exit(const struct sup_result *r, int fatal)
 	return r->exit_code;
 }
 
+/*
+ * Writing the command's output to ours failed for a reason other than a
+ * reader that went away (EPIPE): a full disk, EIO.  That output is lost,
+ * which is cbexec's failure, not the command's: said once, and the
+ * invocation exits 125 at the end (driver_run).
+ */
+static void
+out_errors(struct inv *v, const struct sup_result *r)
+{
+	int e = r->out_werr != 0 ? r->out_werr : r->err_werr;
+
+	if (e == 0 || v->write_err != 0)
+		return;
+	v->write_err = e;
+	fprintf(stderr, "cbexec: write error on standard %s: %s; the "
+	    "command's output is lost from there on\n", r->out_werr != 0 ?
+	    "output" : "error", strerror(e));
+}
+
 static enum cb_outcome
 run_outcome(const struct sup_result *r, int fatal)
 {
@@ -342,6 +361,14 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	run.progress = progress;
 	run.ignored = r->exec_errno == 0 && r->signo == 0 && !r->timed_out &&
 	    in_codes(&o->ignore_codes, r->exit_code) && !success;
+	/* Our stdout was closed downstream (`cbexec --loop ... | head`):
+	 * a run that then failed (SIGPIPE, EPIPE) did so for want of a
+	 * reader, which is nothing against the command. */
+	v->out_closed = r->out_gone ||
+	    (o->no_capture_stdout && r->exec_errno == 0 && sup_stdout_gone());
+	if (v->out_closed && !success && r->exec_errno == 0 && !run.ignored)
+		run.ignored = CB_IGNORED_CLOSED;
+	out_errors(v, r);
 	run.cls = d->c.cls;
 	run.type = d->c.type;
 	run.message = d->c.message;
@@ -657,12 +684,20 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		store_close(&v->st);
 		return -rc;
 	}
-	if (store_load(&v->st, &v->s, err, sizeof(err)) < 0) {
+	if ((rc = store_load(&v->st, &v->s, err, sizeof(err))) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		store_close(&v->st);
 		return CB_EXIT_ERROR;
 	}
 	v->loaded = 1;
+	/* A new circuit of the working directory takes over the state it
+	 * had in the tree before (an upgrade never re-arms it). */
+	if (rc == 1 && circuit_migrate(c, &v->st, &v->s, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		inv_end(v);
+		return CB_EXIT_ERROR;
+	}
 	/* The status file goes beside the local state, in the state
 	 * directory, also when the state itself is in a shared store. */
 	if (v->st.kind == STORE_REDIS && state_mkdirs(c->path, err,
@@ -782,6 +817,12 @@ driver_run(struct options *o, const struct circuit *c)
 			ret = interrupted(&v, runs);
 			break;
 		}
+		/* Nobody reads our stdout any more: the loop ends as `yes`
+		 * ends under `head`, with the last run's status. */
+		if (runs > 0 && (v.out_closed || sup_stdout_gone())) {
+			ret = code;
+			break;
+		}
 		if (v.deadline > 0 && mono_now() >= v.deadline) {
 			/* Before any run (a long --wait-lock) nothing ran
 			 * and the state is left as it was. */
@@ -807,6 +848,8 @@ driver_run(struct options *o, const struct circuit *c)
 			break;
 		}
 		ret = code;
+		if (v.out_closed)
+			break;
 		/* "Reset and retry": one more run, whatever -n said. */
 		if (v.retry) {
 			v.retry = 0;
@@ -844,6 +887,11 @@ driver_run(struct options *o, const struct circuit *c)
 		}
 	}
 out:
+	/* Output lost to a write error is cbexec's failure, whatever the
+	 * runs did; the breaker's and the lock's statuses keep their
+	 * meaning. */
+	if (v.write_err != 0 && (ret < CB_EXIT_OPEN || ret > CB_EXIT_BUSY))
+		ret = CB_EXIT_ERROR;
 	inv_end(&v);
 	sup_done();
 	return ret;

@@ -490,7 +490,8 @@ run_judge(const struct options *o, struct run_done *d, int with_stdout,
 	ret = 0;
 out:
 	if (ret == -1)
-		fprintf(stderr, "cbexec: out of memory\n");
+		fprintf(stderr, "cbexec: %s\n", digest_error() != NULL ?
+		    digest_error() : "out of memory");
 	free(e);
 	free(out);
 	return ret;

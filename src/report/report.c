@@ -97,8 +97,9 @@ report_run(struct reporter *r, const struct run_report *rr)
 			usage_words(rr->usage, used, sizeof(used));
 		if (rr->ignored)
 			say(r, NULL, "run %ld %s after %.2fs%s: ignored "
-			    "(--ignore-exit-codes)", rr->iteration, how,
-			    rr->duration, used);
+			    "(%s)", rr->iteration, how, rr->duration, used,
+			    rr->ignored == CB_IGNORED_CLOSED ? "its output "
+			    "was closed downstream" : "--ignore-exit-codes");
 		else if (failed)
 			/* "timeout: ...", never "timeout timeout: ..." */
 			say(r, NULL, "run %ld %s after %.2fs%s: %s%s%s%s%s",
