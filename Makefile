@@ -80,6 +80,12 @@ check: deps
 QUIET_TEST = sh $(CURDIR)/build-aux/quiet-test
 test: cbexec $(UNIT)
 	$(PROVE) $(PROVEFLAGS) --exec '$(QUIET_TEST)' t/unit/*.t t/*.t
+	@$(MAKE) --no-print-directory corpus
+
+# The judgement corpus (t/corpus/README.md): every labelled case judged
+# by ./cbexec as a run judges it; any false stop fails.
+corpus: cbexec
+	@perl t/corpus/score.pl
 
 dev: deps
 	@$(MAKE) --no-print-directory CFLAGS="-g -O2 -Werror" all
@@ -193,5 +199,5 @@ valgrind: cbexec
 
 .PHONY: fuzz fuzz-smoke valgrind
 
-.PHONY: all deps depcheck check test dev asan demo bench check-agents \
+.PHONY: all deps depcheck check test corpus dev asan demo bench check-agents \
 	install uninstall clean

@@ -295,6 +295,12 @@ struct agent_verdict {
 	const struct rule *rules;	/* the adapter's own rows, tried on
 					 * its messages before the built-ins */
 	size_t n_rules;
+	int structured;		/* the output was the client's JSON: the
+				 * rows read only its own lines (own),
+				 * never the tool results, file contents
+				 * and answers the stream carries */
+	const char *own;	/* its lines of stdout that were not JSON */
+	size_t own_len;
 };
 
 struct classification {

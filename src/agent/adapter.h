@@ -20,6 +20,7 @@
 #define TEXT_MAX	(64 * 1024)	/* of an event's text, its tail */
 #define MSG_LEN		4096
 #define HEAD_MAX	1024	/* of a text that went to the scanner */
+#define OWN_MAX		(16 * 1024)	/* of the lines that were not JSON */
 
 enum slot_kind {
 	K_STR,		/* a string, its first SLOT_MAX bytes */
@@ -111,6 +112,12 @@ struct agent_run {
 	size_t n_rules;
 	const short *index;		/* of a->fields by path */
 	long aux;			/* an adapter's own bit of state */
+	char *own;			/* stdout's lines that were not JSON,
+					 * their tail: the client's own words
+					 * beside its events */
+	size_t own_len;
+	int reading_err;		/* run_read: stderr, not stdout */
+	int client_stop;		/* run_client_stop() was called */
 };
 
 /* The table (agents.c). */
@@ -128,8 +135,14 @@ void slot_clear(struct agent_run *r, int slot);
 /* The run failed with msg (whitespace folded to one line); http 0: none.
  * A later call replaces an earlier one. */
 void run_error(struct agent_run *r, const char *msg, int http);
-/* A result said the run succeeded: nothing failed after all. */
+/* A result said the run succeeded: nothing failed after all (unless the
+ * client stopped the run itself). */
 void run_ok(struct agent_run *r);
+/* The client stopped the run itself, for a reason of type (its own loop
+ * detection: "loop"), whatever its exit status and whatever a later
+ * result says (SPEC §10); the first such stop stands. */
+void run_client_stop(struct agent_run *r, const char *type,
+    enum cb_class cls, const char *msg);
 /* The client is retrying after msg, an error of type (NULL: as the rows
  * say); only a transient type counts. */
 void run_retrying(struct agent_run *r, const char *msg, const char *type);

@@ -28,7 +28,7 @@
 #include "adapter.h"
 
 enum { TYPE, ROLE, SESSION, STATUS, ERROR_MSG, CODE, SEVERITY, MESSAGE,
-	TOOL, PARAMS, IN, OUT, CACHED, RESPONSE };
+	TOOL, PARAMS, IN, OUT, CACHED, RESPONSE, WARNINGS };
 
 static const struct field fields[] = {
 	{ "type", TYPE, K_STR },
@@ -46,7 +46,19 @@ static const struct field fields[] = {
 	{ "stats.input_tokens", IN, K_NUM },
 	{ "stats.output_tokens", OUT, K_NUM },
 	{ "stats.cached", CACHED, K_NUM },
+	{ "warnings", WARNINGS, K_STR },
 };
+
+/* Its own loop detection stopped the run: a warning event, or a warning
+ * of the json object, says so and the run exits 0. */
+#define LOOP_STOP "Loop detected, stopping execution"
+
+static void
+loop_stop(struct agent_run *r, const char *msg)
+{
+	if (msg != NULL && strstr(msg, LOOP_STOP) != NULL)
+		run_client_stop(r, "loop", CB_CLASS_RECOVERABLE, msg);
+}
 
 static const struct agent_rule rules[] = {
 	{ "insufficient (ai )?credits|INSUFFICIENT_G1_CREDITS|"
@@ -74,7 +86,8 @@ event(struct agent_run *r)
 			    (int)sn(r, CODE, 0) : 0);
 			return 1;
 		}
-		if (sv(r, RESPONSE) == NULL)
+		loop_stop(r, sv(r, WARNINGS));
+		if (sv(r, RESPONSE) == NULL && !r->client_stop)
 			return 0;
 		run_ok(r);
 		run_event_text(r);
@@ -95,6 +108,7 @@ event(struct agent_run *r)
 		/* not fatal in itself; a failed result or exit confirms it */
 		if (is(r, SEVERITY, "error") && (msg = sv(r, MESSAGE)) != NULL)
 			run_error(r, msg, 0);
+		loop_stop(r, sv(r, MESSAGE));
 	} else if (strcmp(type, "result") == 0) {
 		if (is(r, STATUS, "error")) {
 			msg = sv(r, ERROR_MSG);

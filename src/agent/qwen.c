@@ -125,6 +125,16 @@ finish(struct agent_run *r, const struct agent_end *e)
 		fatal_exit(r, e->exit_code);
 	if (e->err == NULL)
 		return;
+	/* Its own loop detection halted the run (exit 0): a loop. */
+	if ((line = strstr(e->err, "Loop detection halted the run")) != NULL) {
+		n = strcspn(line, "\n");
+		if (n >= sizeof(buf))
+			n = sizeof(buf) - 1;
+		memcpy(buf, line, n);
+		buf[n] = '\0';
+		run_client_stop(r, "loop", CB_CLASS_RECOVERABLE, buf);
+		return;
+	}
 	if (e->timed_out) {
 		n = last_line_of(e->err, &line);
 		if (n > 0 && n < sizeof(buf) &&

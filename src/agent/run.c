@@ -250,11 +250,32 @@ on_event_end(void *arg, int complete)
 		r->json = 1;
 }
 
+/* Keep the tail of the lines that were not JSON: when full, the older
+ * half goes. */
+static void
+own_add(struct agent_run *r, const char *p, size_t n)
+{
+	if (n >= OWN_MAX) {
+		p += n - OWN_MAX;
+		n = OWN_MAX;
+		r->own_len = 0;
+	} else if (r->own_len + n > OWN_MAX) {
+		memmove(r->own, r->own + OWN_MAX / 2, r->own_len - OWN_MAX / 2);
+		r->own_len -= OWN_MAX / 2;
+		if (r->own_len + n > OWN_MAX)
+			r->own_len = 0;
+	}
+	memcpy(r->own + r->own_len, p, n);
+	r->own_len += n;
+}
+
 static void
 on_text(void *arg, const char *p, size_t n)
 {
 	struct agent_run *r = arg;
 
+	if (!r->reading_err)
+		own_add(r, p, n);
 	if (r->hooks.event != NULL)
 		r->hooks.event(r->hooks.arg);
 }
@@ -330,6 +351,7 @@ agent_run_new(const struct agent *a, const struct agent_hooks *hooks)
 	usage_unknown(&r->step);
 	usage_unknown(&r->final);
 	if ((r->text = malloc(TEXT_MAX + 1)) == NULL ||
+	    (r->own = malloc(OWN_MAX)) == NULL ||
 	    (r->sc = status_scanner_new()) == NULL || compile_rules(r) == -1) {
 		agent_run_free(r);
 		return NULL;
@@ -351,8 +373,10 @@ run_read(struct agent_run *r, const char *p, size_t n)
 	int json = r->json;
 
 	jstream_init(&js, &ops, r);
+	r->reading_err = 1;
 	jstream_feed(&js, p, n);
 	jstream_end(&js);
+	r->reading_err = 0;
 	/* stderr says nothing of where the status block is */
 	r->json = json;
 }
@@ -376,6 +400,9 @@ agent_finish(struct agent_run *r, const struct agent_end *e,
 	res->v.retry_message = r->retry_msg[0] != '\0' ? r->retry_msg : NULL;
 	res->v.rules = r->rules;
 	res->v.n_rules = r->n_rules;
+	res->v.structured = r->json;
+	res->v.own = r->own;
+	res->v.own_len = r->own_len;
 	res->hint = r->hint;
 	res->session_id = r->session[0] != '\0' ? r->session : NULL;
 	res->status_own = r->json;
@@ -390,6 +417,7 @@ agent_run_free(struct agent_run *r)
 	if (r == NULL)
 		return;
 	status_scanner_free(r->sc);
+	free(r->own);
 	free(r->text);
 	free(r->bufs);
 	free(r);
@@ -455,6 +483,8 @@ one_line(char *dst, const char *msg)
 void
 run_error(struct agent_run *r, const char *msg, int http)
 {
+	if (r->client_stop)
+		return;
 	r->failed = 1;
 	one_line(r->msg, msg != NULL ? msg : "");
 	if (http > 0)
@@ -465,11 +495,27 @@ run_error(struct agent_run *r, const char *msg, int http)
 void
 run_ok(struct agent_run *r)
 {
+	if (r->client_stop)
+		return;
 	r->failed = 0;
 	r->msg[0] = '\0';
 	r->http = 0;
 	r->type = NULL;
 	r->retrying = 0;
+}
+
+void
+run_client_stop(struct agent_run *r, const char *type, enum cb_class cls,
+    const char *msg)
+{
+	if (r->client_stop)
+		return;
+	r->failed = 1;
+	one_line(r->msg, msg != NULL ? msg : type);
+	r->type = type;
+	r->cls = cls;
+	r->retrying = 0;
+	r->client_stop = 1;
 }
 
 void

@@ -129,6 +129,11 @@ void run_done_free(struct run_done *d);
  * delay counts from now (the store's clock). */
 int run_judge(const struct options *o, struct run_done *d, int with_stdout,
     const struct agent_result *ar, double now);
+/* The same for a run of the known agent a that is over (--record): d's
+ * stdout read through its adapter and the watch over a run, as a run
+ * reads it as it passes (run.c). */
+int run_judge_agent(const struct options *o, const struct agent *a,
+    struct run_done *d, double now);
 
 /* The directory of named circuits (circuit.c): $CBEXEC_STATE_DIR, else
  * ${XDG_STATE_HOME:-$HOME/.local/state}/cbexec (malloc'd); NULL with the

@@ -116,6 +116,7 @@ scan_status(struct run_done *d)
 static int
 record_facts(const struct options *o, struct run_done *d)
 {
+	const struct agent *a;
 	char err[4400];
 
 	memset(d, 0, sizeof(*d));
@@ -146,7 +147,11 @@ record_facts(const struct options *o, struct run_done *d)
 			goto oom;
 	}
 	/* Read before the circuit is taken: a reset time given as a delay
-	 * counts from this host's clock. */
+	 * counts from this host's clock.  A known agent's output is read
+	 * in its format, as a run reads it (SPEC §10). */
+	if (o->agent != NULL && (a = agent_by_name(o->agent)) != NULL &&
+	    o->stdout_file != NULL)
+		return run_judge_agent(o, a, d, wall_now());
 	return run_judge(o, d, o->stdout_file != NULL, NULL, wall_now());
 oom:
 	fprintf(stderr, "cbexec: out of memory\n");

@@ -189,6 +189,7 @@ struct readers {
 	struct status_scanner *sc;
 	struct agent_run *ar;
 	struct agent_watch w;
+	int live;		/* a run goes on: a stop stops it */
 };
 
 /* A per-run cap crossed, or the same tool call over and over: the run is
@@ -199,7 +200,7 @@ watch_usage(void *arg, const struct agent_usage *u, int total)
 	struct readers *rd = arg;
 	enum agent_stop st = agent_watch_usage(&rd->w, u);
 
-	if (st != AGENT_GO)
+	if (st != AGENT_GO && rd->live)
 		sup_stop(st);
 }
 
@@ -209,8 +210,28 @@ watch_call(void *arg, const char *name, const char *input, size_t n)
 	struct readers *rd = arg;
 	enum agent_stop st = agent_watch_call(&rd->w, name, input, n);
 
-	if (st != AGENT_GO)
+	if (st != AGENT_GO && rd->live)
 		sup_stop(st);
+}
+
+/* The watch over a run of o, its hooks into rd. */
+static void
+readers_init(const struct options *o, struct readers *rd,
+    struct agent_hooks *hooks, int live)
+{
+	struct agent_caps caps;
+
+	memset(rd, 0, sizeof(*rd));
+	caps.max_cost = o->max_cost;
+	caps.max_tokens = o->max_tokens;
+	caps.max_turns = o->max_turns;
+	caps.max_repeat_calls = o->max_repeat_calls;
+	agent_watch_init(&rd->w, &caps);
+	rd->live = live;
+	memset(hooks, 0, sizeof(*hooks));
+	hooks->usage = watch_usage;
+	hooks->tool_call = watch_call;
+	hooks->arg = rd;
 }
 
 /* Why cbexec stopped the run, if it did: silence, a cap or a loop (one
@@ -323,7 +344,6 @@ run_once(struct inv *v, struct run_done *d)
 	struct agent_run *ar = NULL;
 	struct agent_result res;
 	struct readers rd;
-	struct agent_caps caps;
 	struct agent_hooks hooks;
 	const char *sfile = v->status_file;
 	char err[512];
@@ -346,16 +366,7 @@ run_once(struct inv *v, struct run_done *d)
 		goto oom;
 	if (!o->no_capture_stdout && (sc = status_scanner_new()) == NULL)
 		goto oom;
-	memset(&rd, 0, sizeof(rd));
-	caps.max_cost = o->max_cost;
-	caps.max_tokens = o->max_tokens;
-	caps.max_turns = o->max_turns;
-	caps.max_repeat_calls = o->max_repeat_calls;
-	agent_watch_init(&rd.w, &caps);
-	hooks.event = NULL;
-	hooks.usage = watch_usage;
-	hooks.tool_call = watch_call;
-	hooks.arg = &rd;
+	readers_init(o, &rd, &hooks, 1);
 	if (v->agent != NULL && (ar = agent_run_new(v->agent, &hooks)) ==
 	    NULL)
 		goto oom;
@@ -444,6 +455,45 @@ out:
 	unlink(sfile);
 	if (ret != 0)
 		run_done_free(d);
+	return ret;
+}
+
+int
+run_judge_agent(const struct options *o, const struct agent *a,
+    struct run_done *d, double now)
+{
+	struct readers rd;
+	struct agent_hooks hooks;
+	struct agent_result res;
+	char *out;
+	size_t n;
+	int ret = -1;
+
+	memset(&res, 0, sizeof(res));
+	status_init(&res.status);
+	readers_init(o, &rd, &hooks, 0);
+	if ((rd.ar = agent_run_new(a, &hooks)) == NULL)
+		goto oom;
+	if ((out = ring_dup(&d->r.out, &n)) == NULL)
+		goto oom;
+	agent_feed(rd.ar, out, n);
+	free(out);
+	if (agent_end(rd.ar, &d->r, &res) == -1)
+		goto oom;
+	stop_reason(o, &rd, &res, d);
+	if (res.status_own) {
+		/* the block in the assistant's own text, as in a run */
+		status_free(&d->st);
+		d->st = res.status;
+		status_init(&res.status);
+	}
+	ret = run_judge(o, d, 1, &res, now);
+	goto out;
+oom:
+	fprintf(stderr, "cbexec: out of memory\n");
+out:
+	status_free(&res.status);
+	agent_run_free(rd.ar);
 	return ret;
 }
 

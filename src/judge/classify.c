@@ -24,80 +24,94 @@
 #include "text.h"
 
 /*
- * The built-in table, in SPEC order.  Per row: a case-insensitive and a
- * case-sensitive pattern for stderr, HTTP statuses to find as numbers of
- * their own, the line-anchored patterns tried on stdout of a failed run,
- * and a weak pattern: a line that shows the row applies without being the
- * message (a Python traceback's head; its last line says what failed).
- * "FAILED" is case-sensitive: folded, it would match "build failed" and
- * every other "failed", leaving the build_error row unreachable; so is a
- * line-initial "error:", which folded would take every bare "Error:".
+ * The built-in table, in SPEC order.  Per row: what kind of row it is (a
+ * provider's state, a fatal fault of the machine, the program's own
+ * failure), a case-insensitive and a case-sensitive pattern for stderr,
+ * HTTP statuses to find in an HTTP shape, the line-anchored patterns
+ * tried on stdout of a failed run, and a weak pattern: a line that shows
+ * the row applies without being the message (a Python traceback's head;
+ * its last line says what failed).  "FAILED" is case-sensitive: folded,
+ * it would match "build failed" and every other "failed", leaving the
+ * build_error row unreachable; so is a line-initial "error:", which folded
+ * would take every bare "Error:".  Provider words are whole words (W):
+ * "rate limiter" is not "rate limit".
  */
 enum { P_ERR, P_ERR_EXACT, P_OUT, P_OUT_EXACT, P_WEAK, P_N };
+
+enum row_kind {
+	ROW_FATAL,	/* the machine: command, permission, dependency */
+	ROW_PROVIDER,	/* the provider's state: auth ... network */
+	ROW_OWN		/* the program's own failure */
+};
+
+#define W(x)	"(^|[^[:alnum:]])(" x ")([^[:alnum:]]|$)"
 
 static const struct builtin {
 	const char *type;
 	enum cb_class cls;
+	enum row_kind kind;
 	int exit_code;		/* exit status that selects the row, or -1 */
 	const char *status[2];	/* HTTP statuses ("429"), or NULL */
 	const char *re[P_N];
 } builtins[] = {
-	{ "command_not_found", CB_CLASS_FATAL, 127, { NULL },
+	{ "command_not_found", CB_CLASS_FATAL, ROW_FATAL, 127, { NULL },
 	    { "command not found" } },
-	{ "permission_denied", CB_CLASS_FATAL, 126, { NULL },
-	    { "permission denied|EACCES|operation not permitted" } },
-	{ "missing_dependency", CB_CLASS_FATAL, -1, { NULL },
+	{ "permission_denied", CB_CLASS_FATAL, ROW_FATAL, 126, { NULL },
+	    { W("permission denied|EACCES|operation not permitted") } },
+	{ "missing_dependency", CB_CLASS_FATAL, ROW_FATAL, -1, { NULL },
 	    { "ModuleNotFoundError|Cannot find module|"
 	      "error while loading shared libraries|No module named|"
 	      "package .{0,200} not found" } },
-	{ "auth", CB_CLASS_FATAL, -1, { "401" },
-	    { "invalid[ _-]?(api[ _-]?key|x-api-key)|incorrect api key|"
+	{ "auth", CB_CLASS_FATAL, ROW_PROVIDER, -1, { "401" },
+	    { W("invalid[ _-]?(api[ _-]?key|x-api-key)|incorrect api key|"
 	      "api key not valid|not logged in|please run /login|"
 	      "authentication_error|authentication_failed|"
 	      "failed to authenticate|authentication required|"
+	      "authentication failed|bad credentials|"
 	      "invalid (auth(entication)?|access) (token|credentials)|"
 	      "api key (is )?(missing|required)|missing api key|"
 	      "no api key|didn't provide an api key|"
 	      "x-api-key header is required|"
 	      "must specify the [a-z_]*api_key|"
 	      "missing environment variable:? .{0,2}[a-z_]*(api_key|token)|"
-	      "does not have permission|does not have access to (the )?model" } },
-	{ "billing", CB_CLASS_FATAL, -1, { NULL },
-	    { "credit balance is too low|insufficient_quota|billing_error|"
+	      "does not have permission|does not have access to (the )?model") } },
+	{ "billing", CB_CLASS_FATAL, ROW_PROVIDER, -1, { NULL },
+	    { W("credit balance is too low|insufficient_quota|billing_error|"
 	      "exceeded your current quota.{0,200}billing|"
 	      "quota exceeded\\. check your plan and billing|"
-	      "credits are depleted|insufficient (ai )?credits" } },
-	{ "usage_limit", CB_CLASS_TRANSIENT, -1, { NULL },
-	    { "usage limit (has been )?reached|usage_limit_reached|"
+	      "credits are depleted|insufficient (ai )?credits") } },
+	{ "usage_limit", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { NULL },
+	    { W("usage limit (has been )?reached|usage_limit_reached|"
 	      "hit your [^.\n]{0,40}limit|out of (extra )?usage|"
-	      "exhausted your daily quota|(session|weekly) limit reached" } },
-	{ "rate_limited", CB_CLASS_TRANSIENT, -1, { "429" },
-	    { "rate[ _-]?limit|too many requests|RESOURCE_EXHAUSTED|"
-	      "quota exceeded|RetryableQuotaError" } },
-	{ "overloaded", CB_CLASS_TRANSIENT, -1, { "529", "503" },
-	    { "overloaded|high demand|at capacity|service unavailable" } },
-	{ "server_error", CB_CLASS_TRANSIENT, -1, { "500", "502" },
-	    { "internal server error|bad gateway|"
-	      "an internal error has occurred|server had an error" } },
-	{ "network", CB_CLASS_TRANSIENT, -1, { NULL },
-	    { "ECONNRESET|ETIMEDOUT|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|"
+	      "exhausted your daily quota|(session|weekly) limit reached") } },
+	{ "rate_limited", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { "429" },
+	    { W("rate[ _-]?limit(s|ed)?|too many requests|RESOURCE_EXHAUSTED|"
+	      "quota exceeded|RetryableQuotaError|toomanyrequests") } },
+	{ "overloaded", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { "529", "503" },
+	    { W("overloaded|high demand|at capacity|service unavailable") } },
+	{ "server_error", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { "500", "502" },
+	    { W("internal server error|bad gateway|"
+	      "an internal error has occurred|server had an error") } },
+	{ "network", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { NULL },
+	    { W("ECONNRESET|ETIMEDOUT|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|"
 	      "connection refused|connection reset|connection error|"
 	      "connection failed|connection dropped|unable to connect|"
+	      "couldn't connect to server|failed to connect to|"
 	      "fetch failed|temporary failure in name resolution|"
 	      "could not resolve host|network is unreachable|"
 	      "waiting for network|reconnecting\\.\\.\\.|request timed out|"
 	      "stream disconnected|"
-	      "stream ended without|socket hang up" } },
-	{ "syntax_error", CB_CLASS_RECOVERABLE, -1, { NULL },
+	      "stream ended without|socket hang up") } },
+	{ "syntax_error", CB_CLASS_RECOVERABLE, ROW_OWN, -1, { NULL },
 	    { "SyntaxError|syntax error|parse error|unexpected token" } },
-	{ "test_failure", CB_CLASS_RECOVERABLE, -1, { NULL },
+	{ "test_failure", CB_CLASS_RECOVERABLE, ROW_OWN, -1, { NULL },
 	    { "AssertionError|tests? failed|^not ok|^Result: FAIL|"
 	      "^=+ .*[0-9]+ failed|^Tests: +[0-9]+ failed",
 	      "(^|[^A-Za-z0-9_])FAILED([^A-Za-z0-9_]|$)",
 	      "^Result: FAIL|^=+ .*[0-9]+ failed|^Tests: +[0-9]+ failed|"
 	      "^not ok",
 	      "^FAILED" } },
-	{ "runtime_error", CB_CLASS_RECOVERABLE, -1, { NULL },
+	{ "runtime_error", CB_CLASS_RECOVERABLE, ROW_OWN, -1, { NULL },
 	    { "TypeError|ReferenceError|ValueError|KeyError|AttributeError|"
 	      "NameError|IndexError|ZeroDivisionError|RangeError|"
 	      "NullPointerException|panic:|Segmentation fault|Uncaught|"
@@ -105,7 +119,7 @@ static const struct builtin {
 	      "Exception in thread",
 	      NULL, NULL, NULL,
 	      "^Traceback \\(most recent call last\\)" } },
-	{ "build_error", CB_CLASS_RECOVERABLE, -1, { NULL },
+	{ "build_error", CB_CLASS_RECOVERABLE, ROW_OWN, -1, { NULL },
 	    { "^[^ :]+:[0-9]+(:[0-9]+)?: (fatal )?error:|"
 	      "undefined reference|ld returned|error TS[0-9]+:|"
 	      "make(\\[[0-9]+\\])?: \\*\\*\\*|compilation failed|build failed",
@@ -115,7 +129,87 @@ static const struct builtin {
 	      "^error(\\[[A-Z0-9]+\\])?:" } },
 };
 
+/*
+ * What a line is (text.h's L_*), marked before any row is tried: the
+ * classifier's knowledge of other programs' output, a table as the rows
+ * are.  Per mark: the flag, whether case matters, the pattern.
+ *
+ * L_NOISE: what a client or a tool prints on every run -- a warning, a
+ * fall-back notice, a deprecation -- never makes a run fatal and is never
+ * its message (SPEC §10).
+ * L_TEST: a test runner's result lines and assertions ("Expected: 401",
+ * "assert resp.status_code == 401", "expect(res.status).toBe(429)", a
+ * runner's pass/fail lines): words there are the test's, not a provider's.
+ * L_FAIL: the failing test's own line (jest/vitest ●/✕/×, mocha and
+ * rspec "1) title", pytest's section and FAILED lines, go's --- FAIL, cargo's
+ * "test x ... FAILED", JUnit's "<<< FAILURE!", TAP's "not ok", ...): the
+ * message of a test failure, so different failing tests differ.
+ * L_PROVIDER: a line in a provider's or an HTTP client's own shape (curl's
+ * error, a response status line, an SDK's error class, "API Error", npm's
+ * E401): where the output shows the program's own failure, only such a
+ * line can make it a provider's.
+ */
+static const struct mark {
+	int flag;
+	int icase;
+	const char *re;
+} marks[] = {
+	{ L_NOISE, 1, "^[[:space:]]*(\\(node:[0-9]+\\) )?(\\[?warn(ing)?\\]?|"
+	    "\\[?DEP[0-9]+\\]?|[a-z]*deprecationwarning|experimentalwarning)"
+	    "([^[:alnum:]]|$)|"
+	    "(^|[^[:alnum:]])fall(s|ing)? ?back( to)?([^[:alnum:]]|$)|"
+	    "(is|been|are) deprecated" },
+	{ L_NOISE, 0, "(^|[[:space:]])\\[?(WARN|WARNING)\\]?[]: ]" },
+	{ L_TEST | L_FAIL, 0, "^[[:space:]]*(●|✕|✗|×|✖) |"
+	    "^ *(FAIL|×) +[^ ].* > |"
+	    "^[[:space:]]*[0-9]+\\) [^ ]|"
+	    "^_{3,} .* _{3,}$|^FAILED [^ ]+::|"
+	    "^(FAIL|ERROR): [^ ]+ \\(|"
+	    "^[[:space:]]*--- FAIL: |"
+	    "^test [^ ]+ \\.\\.\\. FAILED$|^---- [^ ]+ stdout ----$|"
+	    "^rspec \\./[^ ]+ # |"
+	    "^\\[ERROR\\] [^ ]+\\.[^ .]+ -- Time elapsed.*<<< (FAILURE|ERROR)!|"
+	    "^[^ ].* > .*\\) FAILED$|"
+	    "^not ok [0-9]+|^#[[:space:]]+Failed test " },
+	{ L_TEST, 0, "^[[:space:]]*(✓|✔|√|PASS|FAIL|ok [0-9]+|--- PASS:|"
+	    "Tests:|Test Suites:|Test Files|Tests run:|Failure/Error:)|"
+	    " \\.\\.\\. (ok|FAILED|ignored)$|"
+	    "^[[:space:]]*(Expected|Received|expected|actual|got|want)"
+	    "[ a-z]*:|"
+	    "expected .{0,200}( to | but |==|!=)|expected:<|"
+	    "(^|[^[:alnum:]_])(assert|Assert|assertion|Assertion)"
+	    "[A-Za-z]*([^[:alnum:]_]|$)|"
+	    "expect\\(|\\.(to|not\\.to)[A-Z][A-Za-z]*\\(|"
+	    "Failed asserting|<<< FAILURE|^E  |^>  |"
+	    "[0-9]+ (passing|failing)$|examples?, [0-9]+ failures?" },
+	{ L_PROVIDER, 1, "^[[:space:]]*curl: \\([0-9]+\\)|"
+	    "^[[:space:]]*HTTP/[0-9.]+ [0-9]{3}|API Error|"
+	    "error code:? [0-9]{3}|status code [0-9]{3}|"
+	    "(RateLimit|Authentication|PermissionDenied|APIConnection|"
+	    "APITimeout|InternalServer|Overloaded|APIStatus|HTTP)Error|"
+	    "^[a-z]+ (err!|error) (code )?e?[0-9]{3}|"
+	    "^(fatal|error): (unable to access|authentication failed)|"
+	    "^remote: |\"type\" *: *\"[a-z_]*error\"|"
+	    "error response from daemon" },
+};
+
+/*
+ * The program's own failure shows (a traceback, a stack, a compiler's
+ * error), besides a test runner's lines: then a provider's row needs a
+ * provider-shaped line (L_PROVIDER) for a command that is not a known
+ * agent.
+ */
+static const char own_failure[] =
+	"^Traceback \\(most recent call last\\)|"
+	"^[[:space:]]+at [^ ]+ \\(.*:[0-9]+:[0-9]+\\)$|"
+	"^[[:space:]]+at [^ ]+:[0-9]+:[0-9]+$|"
+	"^thread '.*' panicked at|^panic: |error TS[0-9]+:|"
+	"^error(\\[E[0-9]+\\])?: |^[^ :]+:[0-9]+:[0-9]+: (fatal )?error:|"
+	"^[[:space:]]*--> [^ ]+:[0-9]+:[0-9]+$";
+
 static regex_t builtin_re[NELEM(builtins)][P_N];
+static regex_t mark_re[NELEM(marks)];
+static regex_t own_failure_re;
 static int builtin_ready;
 
 static long
@@ -126,24 +220,44 @@ earlier(long a, long b)
 
 /* Which patterns of a row a text is matched against. */
 enum side {
-	SIDE_ERR,	/* stderr, or a known agent's stdout or message */
+	SIDE_ERR,	/* stderr, or a known agent's own words */
 	SIDE_OUT	/* stdout of another failed command: summaries */
+};
+
+/*
+ * Where the rows look: the lines they pass over and, for a provider's
+ * row, the lines it needs (the program's own failure shows), and whether
+ * the machine's fatal rows still read words (not in a test run: a test of
+ * "permission denied" is a test).
+ */
+struct scope {
+	int need_provider;
+	int tests;
 };
 
 /* First line of t matching row i on that side, or -1. */
 static long
-row_first(size_t i, enum side side, const struct text *t)
+row_first(size_t i, enum side side, const struct text *t,
+    const struct scope *sc)
 {
+	const struct builtin *b = &builtins[i];
 	long line = -1;
-	int p, lo = side == SIDE_OUT ? P_OUT : P_ERR;
+	int p, lo = side == SIDE_OUT ? P_OUT : P_ERR, skip = L_NOISE, need = 0;
 	size_t k;
 
+	if (b->kind != ROW_OWN)
+		skip |= L_TEST;
+	if (b->kind == ROW_PROVIDER && sc->need_provider)
+		need = L_PROVIDER;
+	if (b->kind == ROW_FATAL && sc->tests)
+		return -1;
 	for (p = lo; p <= lo + 1; p++)
-		if (builtins[i].re[p] != NULL)
-			line = earlier(line, re_first(&builtin_re[i][p], t));
-	for (k = 0; side == SIDE_ERR && k < NELEM(builtins[i].status) &&
-	    builtins[i].status[k] != NULL; k++)
-		line = earlier(line, status_first(builtins[i].status[k], t));
+		if (b->re[p] != NULL)
+			line = earlier(line, re_first_in(&builtin_re[i][p], t,
+			    skip, need));
+	for (k = 0; side == SIDE_ERR && k < NELEM(b->status) &&
+	    b->status[k] != NULL; k++)
+		line = earlier(line, status_first(b->status[k], t, skip, need));
 	return line;
 }
 
@@ -151,8 +265,8 @@ static int
 builtins_init(void)
 {
 	static unsigned char done[NELEM(builtins)][P_N];
-	size_t i;
-	int p, flags;
+	size_t i, n_marks = 0;
+	int p, flags, own = 0;
 
 	if (builtin_ready)
 		return 0;
@@ -168,6 +282,14 @@ builtins_init(void)
 				goto fail;
 			done[i][p] = 1;
 		}
+	for (; n_marks < NELEM(marks); n_marks++)
+		if (regcomp(&mark_re[n_marks], marks[n_marks].re, REG_EXTENDED |
+		    REG_NEWLINE | (marks[n_marks].icase ? REG_ICASE : 0)) != 0)
+			goto fail;
+	if (regcomp(&own_failure_re, own_failure, REG_EXTENDED |
+	    REG_NEWLINE) != 0)
+		goto fail;
+	own = 1;
 	builtin_ready = 1;
 	return 0;
 fail:
@@ -177,7 +299,21 @@ fail:
 				regfree(&builtin_re[i][p]);
 				done[i][p] = 0;
 			}
+	while (n_marks > 0)
+		regfree(&mark_re[--n_marks]);
+	if (own)
+		regfree(&own_failure_re);
 	return -1;
+}
+
+/* Mark t's lines (L_*). */
+static void
+mark_lines(struct text *t)
+{
+	size_t i;
+
+	for (i = 0; i < NELEM(marks); i++)
+		re_mark(&mark_re[i], t, marks[i].flag);
 }
 
 int
@@ -317,17 +453,29 @@ struct match {
 	int weak;
 };
 
-/* The adapter's own rows, then the built-in ones, on t; exit_code (-1:
- * none) selects the rows that an exit status names. */
+/* The first line of t with flag, or -1. */
+static long
+flagged(const struct text *t, int flag)
+{
+	size_t i;
+
+	for (i = 0; t != NULL && i < t->n; i++)
+		if (t->flags[i] & flag)
+			return (long)i;
+	return -1;
+}
+
+/* The adapter's own rows, then the built-in ones, on t within sc;
+ * exit_code (-1: none) selects the rows that an exit status names. */
 static int
 match_rows(const struct agent_verdict *a, const struct text *t,
-    enum side side, int exit_code, struct match *m)
+    enum side side, int exit_code, const struct scope *sc, struct match *m)
 {
 	size_t i;
 	long line;
 
 	for (i = 0; a != NULL && side == SIDE_ERR && i < a->n_rules; i++)
-		if ((line = re_first(&a->rules[i].re, t)) >= 0) {
+		if ((line = re_first_in(&a->rules[i].re, t, L_NOISE, 0)) >= 0) {
 			m->type = a->rules[i].type;
 			m->cls = a->rules[i].cls;
 			m->t = t;
@@ -337,9 +485,13 @@ match_rows(const struct agent_verdict *a, const struct text *t,
 		}
 	for (i = 0; i < NELEM(builtins); i++) {
 		m->weak = 0;
-		line = row_first(i, side, t);
+		line = row_first(i, side, t, sc);
+		/* a failing test's own line is a test failure wherever it
+		 * is, whichever runner printed it */
+		if (strcmp(builtins[i].type, "test_failure") == 0)
+			line = earlier(line, flagged(t, L_FAIL));
 		if (line < 0 && side == SIDE_ERR && builtins[i].re[P_WEAK] &&
-		    re_first(&builtin_re[i][P_WEAK], t) >= 0)
+		    re_first_in(&builtin_re[i][P_WEAK], t, L_NOISE, 0) >= 0)
 			m->weak = 1;
 		else if (line < 0 && (side == SIDE_OUT ||
 		    exit_code != builtins[i].exit_code || exit_code < 0))
@@ -353,14 +505,25 @@ match_rows(const struct agent_verdict *a, const struct text *t,
 	return 0;
 }
 
+/* A text made matchable and its lines marked; 0, or -1 on ENOMEM. */
+static int
+text_marked(struct text *t, const char *p, size_t n)
+{
+	if (text_init(t, p, n) == -1)
+		return -1;
+	mark_lines(t);
+	return 0;
+}
+
 /*
  * A known agent's structured error: its own message, typed by the
  * adapter, else by the rows that match the message, else by its HTTP
- * status, else by what matches stderr or stdout.
+ * status, else by what matches stderr or the client's own lines of
+ * stdout.
  */
 static int
 structured(const struct agent_verdict *a, const struct text *err,
-    const struct text *so, struct match *m)
+    const struct text *so, const struct scope *sc, struct match *m)
 {
 	struct text msg;
 	int found;
@@ -370,16 +533,16 @@ structured(const struct agent_verdict *a, const struct text *err,
 		m->cls = a->cls;
 		return 1;
 	}
-	if (text_init(&msg, a->message, strlen(a->message)) == -1)
+	if (text_marked(&msg, a->message, strlen(a->message)) == -1)
 		return -1;
-	found = match_rows(a, &msg, SIDE_ERR, -1, m);
+	found = match_rows(a, &msg, SIDE_ERR, -1, sc, m);
 	text_free(&msg);
 	if (found)
 		return 1;
 	if (status_type(a->http_status, &m->cls, &m->type) == 0)
 		return 1;
-	return match_rows(a, err, SIDE_ERR, -1, m) ||
-	    (so != NULL && match_rows(a, so, SIDE_ERR, -1, m));
+	return match_rows(a, err, SIDE_ERR, -1, sc, m) ||
+	    (so != NULL && match_rows(a, so, SIDE_ERR, -1, sc, m));
 }
 
 int
@@ -391,12 +554,14 @@ message_type(const struct rule *rules, size_t n_rules, const char *msg,
 	struct match m;
 	int got;
 
-	if (builtins_init() == -1 || text_init(&t, msg, strlen(msg)) == -1)
+	static const struct scope sc = { 0, 0 };
+
+	if (builtins_init() == -1 || text_marked(&t, msg, strlen(msg)) == -1)
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.rules = rules;
 	a.n_rules = n_rules;
-	got = match_rows(&a, &t, SIDE_ERR, -1, &m);
+	got = match_rows(&a, &t, SIDE_ERR, -1, &sc, &m);
 	text_free(&t);
 	if (!got)
 		return 0;
@@ -415,6 +580,7 @@ classify(const struct rule *rules, size_t n_rules,
 	const char *type = NULL;
 	enum cb_class cls = CB_CLASS_RECOVERABLE;
 	struct match m;
+	struct scope sc;
 	char *msg = NULL, fallback[64], sigbuf[32];
 	int ok, have_out = 0, rc = -1, got;
 	size_t i;
@@ -474,6 +640,27 @@ classify(const struct rule *rules, size_t n_rules,
 	}
 	if (ok)
 		goto success;
+	/* Compiled when first needed: a run that succeeded pays nothing for
+	 * the table. */
+	if (builtins_init() == -1)
+		goto fail;
+	mark_lines(&err);
+	if (a != NULL && a->structured) {
+		/* A structured stream carries tool results, file contents and
+		 * answers: only the client's own lines are its words. */
+		text_free(&so);
+		if (text_marked(&so, a->own, a->own_len) == -1)
+			goto fail;
+		have_out = 1;
+	} else if (have_out)
+		mark_lines(&so);
+	sc.tests = text_has(&err, L_TEST) || (have_out && text_has(&so, L_TEST));
+	/* Where a command shows its own failure (a test run, a traceback,
+	 * a compiler's error), a provider's words need a provider's shape;
+	 * a known agent's stderr and own lines are its own words. */
+	sc.need_provider = a == NULL && (sc.tests ||
+	    re_first(&own_failure_re, &err) >= 0 ||
+	    (have_out && re_first(&own_failure_re, &so) >= 0));
 	if (f->signo != 0)
 		snprintf(fallback, sizeof(fallback), "killed by signal %s",
 		    sig_abbrev(f->signo, sigbuf, sizeof(sigbuf)));
@@ -487,7 +674,8 @@ classify(const struct rule *rules, size_t n_rules,
 			type = a->retry_type;
 			cls = CB_CLASS_TRANSIENT;
 			msg = a->retry_message != NULL ?
-			    strdup(a->retry_message) : last_line(&err, fallback);
+			    strdup(a->retry_message) :
+			    last_line(&err, L_NOISE, fallback);
 			goto found;
 		}
 		if (f->stop_type != NULL) {
@@ -499,17 +687,13 @@ classify(const struct rule *rules, size_t n_rules,
 		}
 		type = "timeout";
 		cls = CB_CLASS_TIMEOUT;
-		msg = a == NULL ? last_line(&err, "timed out") :
+		msg = a == NULL ? last_line(&err, L_NOISE, "timed out") :
 		    a->message != NULL ? strdup(a->message) :
-		    last_words(&err, "timed out");
+		    last_words(&err, L_NOISE, "timed out");
 		goto found;
 	}
-	/* Compiled when first needed: a run that succeeded or timed out
-	 * pays nothing for the table. */
-	if (builtins_init() == -1)
-		goto fail;
 	if (a != NULL && a->message != NULL) {
-		if ((got = structured(a, &err, have_out ? &so : NULL,
+		if ((got = structured(a, &err, have_out ? &so : NULL, &sc,
 		    &m)) == -1)
 			goto fail;
 		type = got ? m.type : "unknown";
@@ -521,10 +705,10 @@ classify(const struct rule *rules, size_t n_rules,
 	 * errors are printed there), only the summaries of a command that
 	 * exited and already failed for any other. */
 	got = match_rows(a, &err, SIDE_ERR, f->signo == 0 ? f->exit_code : -1,
-	    &m);
+	    &sc, &m);
 	if (!got && have_out && (a != NULL || f->signo == 0))
 		got = match_rows(a, &so, a != NULL ? SIDE_ERR : SIDE_OUT, -1,
-		    &m);
+		    &sc, &m);
 	if (a != NULL && a->type != NULL) {
 		/* The adapter knows better what the exit status means. */
 		m.type = a->type;
@@ -538,13 +722,22 @@ classify(const struct rule *rules, size_t n_rules,
 	if (got) {
 		type = m.type;
 		cls = m.cls;
+		/* A test failure is the failing test's own line, not the
+		 * runner's summary: different tests are different errors. */
+		if (strcmp(type, "test_failure") == 0 &&
+		    ((line = flagged(&err, L_FAIL)) >= 0 ||
+		    (have_out && (line = flagged(&so, L_FAIL)) >= 0))) {
+			m.t = line == flagged(&err, L_FAIL) ? &err : &so;
+			m.line = line;
+		}
 		if (m.line >= 0)
 			msg = line_dup(m.t, (size_t)m.line);
-		else if ((msg = a != NULL ? last_words(m.t, "") :
-		    last_line(m.t, "")) != NULL && *msg == '\0') {
+		else if ((msg = a != NULL ? last_words(m.t, L_NOISE, "") :
+		    last_line(m.t, L_NOISE, "")) != NULL && *msg == '\0') {
 			free(msg);
 			msg = a != NULL && have_out ?
-			    last_words(&so, fallback) : strdup(fallback);
+			    last_words(&so, L_NOISE, fallback) :
+			    strdup(fallback);
 		}
 		goto found;
 	}
@@ -553,11 +746,12 @@ classify(const struct rule *rules, size_t n_rules,
 	 * agent's stdout when it wrote nothing there), or the signal or
 	 * status when there is none (SPEC §4). */
 	type = f->signo != 0 && !f->signalled_by_us ? "killed" : "unknown";
-	msg = a != NULL ? last_words(&err, "") : last_line(&err, "");
+	msg = a != NULL ? last_words(&err, L_NOISE, "") :
+	    last_line(&err, L_NOISE, "");
 	if (msg != NULL && *msg == '\0') {
 		free(msg);
-		msg = a != NULL && have_out ? last_words(&so, fallback) :
-		    strdup(fallback);
+		msg = a != NULL && have_out ?
+		    last_words(&so, L_NOISE, fallback) : strdup(fallback);
 	}
 
 found:

@@ -163,12 +163,14 @@ text_cap_lines(const struct text *t, size_t cap, struct text *out)
 	out->n = t->n;
 	if ((out->clean = sb_take(&b)) == NULL ||
 	    (out->raw = strdup(t->raw)) == NULL ||
+	    (out->flags = malloc(t->n)) == NULL ||
 	    (out->raw_off = line_offsets(out->raw, rlen, t->n)) == NULL ||
 	    (out->clean_off = line_offsets(out->clean, strlen(out->clean),
 	    t->n)) == NULL) {
 		text_free(out);
 		return -1;
 	}
+	memcpy(out->flags, t->flags, t->n);
 	return 0;
 }
 
@@ -179,6 +181,7 @@ text_free(struct text *t)
 	free(t->clean);
 	free(t->raw_off);
 	free(t->clean_off);
+	free(t->flags);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -201,6 +204,7 @@ text_init(struct text *t, const char *p, size_t len)
 	}
 	strip_ansi(&b, t->raw, rlen);
 	if ((t->clean = sb_take(&b)) == NULL ||
+	    (t->flags = calloc(t->n, 1)) == NULL ||
 	    (t->raw_off = line_offsets(t->raw, rlen, t->n)) == NULL ||
 	    (t->clean_off = line_offsets(t->clean, strlen(t->clean),
 	    t->n)) == NULL) {
@@ -240,6 +244,19 @@ blank(const struct text *t, size_t i)
 long
 re_first(const regex_t *re, const struct text *t)
 {
+	return re_first_in(re, t, 0, 0);
+}
+
+static int
+wanted(const struct text *t, size_t line, int skip, int need)
+{
+	return !(t->flags[line] & skip) && (need == 0 ||
+	    (t->flags[line] & need));
+}
+
+long
+re_first_in(const regex_t *re, const struct text *t, int skip, int need)
+{
 	regmatch_t m;
 	size_t i, line;
 
@@ -248,10 +265,35 @@ re_first(const regex_t *re, const struct text *t)
 		if (regexec(re, t->clean + t->clean_off[i], 1, &m, 0) != 0)
 			return -1;
 		line = line_of(t, t->clean_off[i] + (size_t)m.rm_so);
-		if (!blank(t, line))
+		if (!blank(t, line) && wanted(t, line, skip, need))
 			return (long)line;
 	}
 	return -1;
+}
+
+void
+re_mark(const regex_t *re, struct text *t, int flag)
+{
+	regmatch_t m;
+	size_t i, line;
+
+	for (i = 0; i < t->n; i = line + 1) {
+		if (regexec(re, t->clean + t->clean_off[i], 1, &m, 0) != 0)
+			return;
+		line = line_of(t, t->clean_off[i] + (size_t)m.rm_so);
+		t->flags[line] |= flag;
+	}
+}
+
+int
+text_has(const struct text *t, int flag)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->flags[i] & flag)
+			return 1;
+	return 0;
 }
 
 /*
@@ -284,15 +326,82 @@ status_at(const char *s, size_t at, size_t n)
 	return 1;
 }
 
+/* Does the word w (lower case) end at s[end), starting a word? */
+static int
+word_before(const char *s, size_t start, size_t end, const char *w)
+{
+	size_t n = strlen(w);
+
+	return end - start >= n && strncasecmp(s + end - n, w, n) == 0 &&
+	    (end - start == n || !is_alnum((unsigned char)s[end - n - 1]));
+}
+
+/*
+ * Is the status at s[at] (n digits, on the line from start) in an HTTP
+ * or provider shape?  Before it, past separators: "HTTP", "HTTP/1.1",
+ * "status", "status code", "statusCode", "code" (as a JSON key or a
+ * field), "error code", "returned error", "API Error", "rejected",
+ * "api_error_status"; or after it a reason phrase ("401 Unauthorized",
+ * "429 Too Many Requests").  A quote ends the words only when it closes
+ * a key ("\"status\": 429"), so an access log's `HTTP/1.1" 429` is not.
+ */
+static int
+http_shape(const char *s, size_t start, size_t at, size_t n)
+{
+	static const char *const before[] = {
+		"http", "status", "status code", "statuscode", "status_code",
+		"code", "error code", "returned error", "api error",
+		"rejected", "error_status", "api_error_status", "response code",
+		"http error", "http status",
+	};
+	static const char *const after[] = {
+		"unauthorized", "forbidden", "too many requests",
+		"internal server error", "bad gateway", "service unavailable",
+		"gateway timeout", "payment required", "server error",
+		"client error", "overloaded",
+	};
+	size_t e = at, i, k;
+	int quoted = 0;
+
+	while (e > start && strchr(" \t:=([", s[e - 1]) != NULL)
+		e--;
+	if (e > start && (s[e - 1] == '"' || s[e - 1] == '\'')) {
+		e--;
+		quoted = 1;
+	}
+	for (i = 0; i < NELEM(before); i++)
+		if (word_before(s, start, e, before[i]) && (!quoted ||
+		    (e > start + strlen(before[i]) &&
+		    strchr("\"'", s[e - strlen(before[i]) - 1]) != NULL)))
+			return 1;
+	/* HTTP/1.1, HTTP/2 */
+	for (k = e; k > start && (is_digit((unsigned char)s[k - 1]) ||
+	    s[k - 1] == '.'); k--)
+		;
+	if (!quoted && k < e && k > start && s[k - 1] == '/' &&
+	    word_before(s, start, k - 1, "http"))
+		return 1;
+	for (k = at + n; s[k] == ' ' || s[k] == '-' || s[k] == ':'; k++)
+		;
+	for (i = 0; i < NELEM(after); i++)
+		if (strncasecmp(s + k, after[i], strlen(after[i])) == 0)
+			return 1;
+	return 0;
+}
+
 long
-status_first(const char *code, const struct text *t)
+status_first(const char *code, const struct text *t, int skip, int need)
 {
 	const char *p = t->clean;
-	size_t n = strlen(code);
+	size_t n = strlen(code), at, line;
 
 	while ((p = strstr(p, code)) != NULL) {
-		if (status_at(t->clean, (size_t)(p - t->clean), n))
-			return (long)line_of(t, (size_t)(p - t->clean));
+		at = (size_t)(p - t->clean);
+		line = line_of(t, at);
+		if (wanted(t, line, skip, need) &&
+		    status_at(t->clean, at, n) &&
+		    http_shape(t->clean, t->clean_off[line], at, n))
+			return (long)line;
 		p++;
 	}
 	return -1;
@@ -317,14 +426,15 @@ line_dup(const struct text *t, size_t i)
 	return strndup(s, n);
 }
 
-/* The last non-blank line of t, else a copy of fallback. */
+/* The last non-blank line of t without the flags skip, else a copy of
+ * fallback. */
 char *
-last_line(const struct text *t, const char *fallback)
+last_line(const struct text *t, int skip, const char *fallback)
 {
 	size_t i;
 
 	for (i = t->n; i-- > 0;)
-		if (!blank(t, i))
+		if (!blank(t, i) && !(t->flags[i] & skip))
 			return line_dup(t, i);
 	return strdup(fallback);
 }
@@ -342,12 +452,12 @@ has_word(const struct text *t, size_t i)
 }
 
 char *
-last_words(const struct text *t, const char *fallback)
+last_words(const struct text *t, int skip, const char *fallback)
 {
 	size_t i;
 
 	for (i = t->n; i-- > 0;)
-		if (has_word(t, i))
+		if (has_word(t, i) && !(t->flags[i] & skip))
 			return line_dup(t, i);
 	return strdup(fallback);
 }

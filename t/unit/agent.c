@@ -61,6 +61,11 @@ expected(const char *client, const char *scenario)
 		{ "qwen", "oauth_discontinued", "auth" },
 		/* opencode's own guard against a tool called over and over */
 		{ "opencode", "tools_loop_burst", "loop" },
+		/* the client's own loop stop is a loop (SPEC §10), where the
+		 * format shows it */
+		{ "gemini", "tool_loop-json", "loop" },
+		{ "gemini", "tool_loop-stream-json", "loop" },
+		{ "qwen", "tools_loop_detect-text", "loop" },
 		/* its plain output shows no sign of a subscription's limit */
 		{ "opencode", "usage_limit-plain", "rate_limited" },
 		{ NULL, "success", "" }, { NULL, "complete", "" },

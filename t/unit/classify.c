@@ -488,14 +488,14 @@ test_ok_codes(void)
 	struct run_facts f;
 	int codes[] = { 0, 75 };
 
-	f = exited(75, "warning: nothing to do\n", NULL);
+	f = exited(75, "nothing to do\n", NULL);
 	f.ok_codes = codes;
 	f.n_ok_codes = 2;
 	check("--ok-exit-codes 0,75: 75 is success", NULL, 0, &f,
 	    CB_CLASS_SUCCESS, "", NULL);
 	f.exit_code = 1;
 	check("--ok-exit-codes 0,75: 1 fails", NULL, 0, &f,
-	    CB_CLASS_RECOVERABLE, "unknown", "warning: nothing to do");
+	    CB_CLASS_RECOVERABLE, "unknown", "nothing to do");
 	f = exited(0, "", NULL);
 	f.ok_codes = codes + 1;
 	f.n_ok_codes = 1;
