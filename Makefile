@@ -10,6 +10,8 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 # /usr/local; a distribution package sets its vendor directory instead
 # (Debian: ZSHCOMPDIR=/usr/share/zsh/vendor-completions).
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+# contrib/circuit_breaker.sh, a library to source: . $(PKGDATADIR)/...
+PKGDATADIR ?= $(PREFIX)/share/cbexec
 PKG_CONFIG ?= pkg-config
 
 # A packager's CPPFLAGS, CFLAGS and LDFLAGS (dpkg-buildflags: the fortify
@@ -23,11 +25,22 @@ override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 # libev is linked statically where its archive is installed (Debian's
 # libev-dev has it): resolving its symbols at start-up was a tenth of the
 # instructions of a whole invocation.  LIBEV=-lev links it dynamically.
+# libcrypto is not linked: src/core/digest.c loads it by its soname on
+# the first SHA-256 and names it in an ELF .note.dlopen for packagers
+# (README.md, "Packaging"); its headers come from pkg-config above.
 LIBEV ?= $(or $(wildcard $(shell $(CC) -print-file-name=libev.a \
 	2>/dev/null)),-lev)
-LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson libcrypto hiredis \
-	2>/dev/null) \
-	$(LIBEV)
+# hiredis too (libhiredis-dev has libhiredis.a): only --store uses it,
+# and loading it cost every invocation a shared object's mapping and
+# relocation.  LIBHIREDIS=-lhiredis links it dynamically.
+LIBHIREDIS ?= $(or $(wildcard $(shell $(CC) -print-file-name=libhiredis.a \
+	2>/dev/null)),$(shell $(PKG_CONFIG) --libs hiredis 2>/dev/null))
+# dlopen is in the C library since glibc 2.34 (and in musl); -ldl before.
+LIBDL ?= $(shell printf '\043include <dlfcn.h>\nint main(void) { return \
+	dlopen("x", 0) != 0; }\n' | $(CC) -x c -o /dev/null - 2>/dev/null || \
+	echo -ldl)
+LDLIBS ?= $(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null) \
+	$(LIBHIREDIS) $(LIBEV) $(LIBDL)
 
 SRC = $(wildcard src/*.c src/*/*.c)
 OBJ = $(SRC:.c=.o)
@@ -95,20 +108,25 @@ check-agents: deps
 
 install: cbexec
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+	  $(DESTDIR)$(PKGDATADIR)
 	install -m 755 cbexec $(DESTDIR)$(BINDIR)/cbexec
 	install -m 644 man/cbexec.1 $(DESTDIR)$(MANDIR)/man1/cbexec.1
 	install -m 644 contrib/cbexec.bash $(DESTDIR)$(BASHCOMPDIR)/cbexec
 	install -m 644 contrib/_cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
+	install -m 644 contrib/circuit_breaker.sh \
+	  $(DESTDIR)$(PKGDATADIR)/circuit_breaker.sh
 
 # Then each directory installed into and its parents, while they are
 # empty, up to $(PREFIX) (with DESTDIR: up to DESTDIR), never further.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/cbexec $(DESTDIR)$(MANDIR)/man1/cbexec.1 \
-	  $(DESTDIR)$(BASHCOMPDIR)/cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
+	  $(DESTDIR)$(BASHCOMPDIR)/cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec \
+	  $(DESTDIR)$(PKGDATADIR)/circuit_breaker.sh
 	@floor="$(if $(DESTDIR),$(DESTDIR),$(PREFIX))"; floor=$${floor%/}; \
 	for d in $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR); do \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+	    $(DESTDIR)$(PKGDATADIR); do \
 	  while [ "$${d%/}" != "$$floor" ] && \
 	      [ "$${d#"$$floor"/}" != "$$d" ] && rmdir "$$d" 2>/dev/null; do \
 	    echo "rmdir $$d"; d=$${d%/*}; \

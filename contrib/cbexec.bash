@@ -15,7 +15,8 @@
 # --record, a file after --allow-config, files and directories where an
 # option wants them, and after `--` or the first non-option word the
 # command and its arguments as usual.  Options may be abbreviated as
-# getopt_long allows (--pha for --phase).
+# getopt_long allows (--pha for --phase); after --help, its categories.
+# Safe under `set -u`.
 
 _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--reset-circuit --history --trip --json --last --reason --help
@@ -52,13 +53,16 @@ _cbexec_signals='TERM INT HUP QUIT KILL USR1 USR2 ALRM ABRT PIPE CONT STOP
 	TRAP URG CHLD 0'
 _cbexec_sources='git files status cmd exit auto yes no'
 _cbexec_agents='claude codex gemini qwen opencode none'
+# What --help takes: all, or a category of options.
+_cbexec_help_topics='all circuit running agents store thresholds operator
+	record'
 
 # The names of the state directory's files ending in $1: NAME.json are the
 # circuits, NAME.account the accounts.  A relative XDG_STATE_HOME is
 # ignored, as cbexec ignores it.
 _cbexec_state_names()
 {
-	local xdg=$XDG_STATE_HOME
+	local xdg=${XDG_STATE_HOME:-}
 	[[ $xdg == /* ]] || xdg=$HOME/.local/state
 	local dir=${CBEXEC_STATE_DIR:-$xdg/cbexec}
 	local f
@@ -104,21 +108,21 @@ _cbexec_takes_arg()
 # Read with perl's JSON::PP when perl is there, else none.
 _cbexec_config_phases()
 {
-	local i w cfg= dir=. xdg=$XDG_CONFIG_HOME
+	local i w cfg= dir=. xdg=${XDG_CONFIG_HOME:-}
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
 		case $w in
 		--) break ;;
-		-c) cfg=${COMP_WORDS[i + 1]} ;;
-		-C) dir=${COMP_WORDS[i + 1]} ;;
+		-c) cfg=${COMP_WORDS[i + 1]:-} ;;
+		-C) dir=${COMP_WORDS[i + 1]:-} ;;
 		--*=*)
 			[[ $(_cbexec_expand "${w%%=*}") == --config ]] &&
 				cfg=${w#*=}
 			;;
 		--*)
 			case $(_cbexec_expand "$w") in
-			--config) cfg=${COMP_WORDS[i + 1]} ;;
-			--chdir) dir=${COMP_WORDS[i + 1]} ;;
+			--config) cfg=${COMP_WORDS[i + 1]:-} ;;
+			--chdir) dir=${COMP_WORDS[i + 1]:-} ;;
 			esac
 			;;
 		esac
@@ -155,6 +159,11 @@ _cbexec_commands()	# _cbexec_commands CUR: command names, once each
 _cbexec_value()	# _cbexec_value OPT CUR
 {
 	local opt=$1 cur=$2 pre= s left
+	# --help's category (its value in the next word, or after '=').
+	if [[ $opt == -h || ( $opt == --* && $(_cbexec_expand "$opt") == --help ) ]]; then
+		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_help_topics" -- "$cur")
+		return 0
+	fi
 	# A cluster of short options (-lp): its last letter may want a value.
 	if [[ $opt == -[!-]* ]]; then
 		opt=${opt: -1}

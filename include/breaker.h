@@ -49,7 +49,10 @@ enum cb_outcome {
 	OUT_BUDGET	/* "BUDGET": a per-run spend cap stopped the run */
 };
 
-enum cb_event_kind { EV_STATE_CHANGE, EV_PROGRESS, EV_ERROR, EV_RESET, EV_SKIP };
+/* EV_TRIP: an operator's --trip of a circuit already OPEN (a trip that
+ * opens it is the state_change). */
+enum cb_event_kind { EV_STATE_CHANGE, EV_PROGRESS, EV_ERROR, EV_RESET, EV_SKIP,
+	EV_TRIP };
 
 /* One history entry.  from/to are -1 for events that are not transitions. */
 struct cb_event {
@@ -167,6 +170,8 @@ struct cb_state {
 	size_t n_history;
 	double last_run_at;		/* end of the last run; < 0 means null */
 	double last_success_at;		/* end of the last successful run */
+	double last_run_seconds;	/* how long the last run took; < 0: not
+					 * known (older files, --record) */
 	struct cb_limits limits;	/* what the last run was judged by, for
 					 * --status; all 0: not recorded */
 	struct cb_usage spent;		/* over the circuit's lifetime */
@@ -180,9 +185,15 @@ struct cb_state {
 };
 
 /* A finished run as the breaker sees it. */
+/* Why a run counts neither as a success nor as a failure. */
+enum { CB_IGNORED_CODE = 1,		/* its exit code: --ignore-exit-codes */
+	CB_IGNORED_CLOSED };		/* it failed writing to a reader
+					 * that had gone (cbexec's stdout
+					 * closed downstream) */
+
 struct cb_run {
 	int progress;			/* 1: the run made progress (§3.1) */
-	int ignored;			/* exit code in --ignore-exit-codes */
+	int ignored;			/* 0, or CB_IGNORED_* */
 	enum cb_class cls;
 	const char *type;		/* "" on success */
 	const char *message;		/* NULL on success */

@@ -8,6 +8,7 @@
 #define CBEXEC_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "breaker.h"
 #include "judge.h"
@@ -88,6 +89,8 @@ struct options {
 	char **argv;
 	/* --allow-config [FILE]: the file to approve */
 	char *allow_path;
+	/* --help [all | CATEGORY]: NULL for the short help */
+	char *help_topic;
 	/* --account NAME (SPEC §9): the provider account's gate */
 	char *account;
 	char *reset_account;		/* --reset-account NAME */
@@ -121,10 +124,17 @@ int cli_apply(struct options *o, const char *key, const char *value,
 /* -1 with the reason in err when key names an option a config file may
  * not set, else 0. */
 int cli_config_refuses(const char *key, char *err, size_t len);
+/* Whether the option named key was given (command line, environment or
+ * config), not left at its default. */
+int cli_given(const struct options *o, const char *key);
 /* Whether the option named key may take several values (--watch). */
 int cli_is_list(const char *key);
 /* Whether the option is a flag that takes no value (--loop). */
 int cli_is_flag(const char *key);
+
+/* --help: the options most runs need and the categories (topic NULL),
+ * every option ("all"), or one category's (a name cli_parse took). */
+void cli_help(FILE *f, const char *topic);
 
 /* The CB_* environment thresholds; -1 with a message naming the variable. */
 int cli_env(struct options *o, char *err, size_t len);

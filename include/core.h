@@ -43,7 +43,8 @@ int duration_parse(const char *s, double *seconds);
 char *duration_format(double seconds, char *buf, unsigned long len);
 
 /* SHA-256 through OpenSSL's EVP interface, as 64 lower-case hex digits
- * (digest.c). */
+ * (digest.c).  libcrypto is loaded on the first digest: when it cannot
+ * be, every digest fails with ELIBACC and digest_error() says why. */
 #define DIGEST_HEX_LEN 64
 
 struct digest;	/* opaque incremental hasher */
@@ -57,6 +58,10 @@ void digest_abort(struct digest *d);	/* frees d without a result */
 /* Set OpenSSL up and fetch SHA-256 now rather than at the first digest;
  * 0 / -1. */
 int digest_prepare(void);
+
+/* Why libcrypto could not be loaded ("cannot load OpenSSL's libcrypto
+ * (libcrypto.so.3) ..."), or NULL while it can. */
+const char *digest_error(void);
 
 /* One-shot helper. */
 int digest_hex(const void *p, size_t n, char hex[DIGEST_HEX_LEN + 1]);
@@ -94,6 +99,12 @@ struct ring {
 
 int ring_init(struct ring *r, size_t cap);	/* -1 on ENOMEM */
 void ring_push(struct ring *r, const void *p, size_t n);
+/* Where the next n bytes go (0 < n <= cap), for a reader that fills the
+ * ring in place: *a (*alen bytes), then *b (*blen, maybe 0).  Once they
+ * are written, ring_commit(r, n) makes them the newest. */
+void ring_room(struct ring *r, size_t n, char **a, size_t *alen, char **b,
+    size_t *blen);
+void ring_commit(struct ring *r, size_t n);
 /* The held bytes in order as a malloc'd NUL-terminated string; *len gets
  * the byte count (the data may itself contain NULs).  NULL on ENOMEM. */
 char *ring_dup(const struct ring *r, size_t *len);

@@ -30,6 +30,7 @@ struct circuit {
 	char *path;		/* the state file */
 	char *label;		/* NAME, else the path */
 	char *reset_hint;	/* the command that resets it */
+	int cwd;		/* the working directory's circuit */
 };
 
 int circuit_resolve(const struct options *o, struct circuit *c,

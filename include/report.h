@@ -13,6 +13,14 @@
 #include "breaker.h"
 #include "judge.h"
 
+/*
+ * The "v" of every JSON document and --log line cbexec prints: the
+ * vocabulary of cbexec(1)'s JSON section, the state file's field names
+ * (SPEC §6) throughout.  It grows only when a field changes its meaning
+ * or goes away; new fields come without it.
+ */
+#define JSON_VOCABULARY 1
+
 struct reporter {
 	const char *label;	/* circuit name, else the state file path */
 	const char *name;	/* --name or NULL (CBEXEC_NAME for hooks) */
@@ -47,7 +55,7 @@ struct run_report {
 	int signo;
 	int timed_out;
 	int progress;
-	int ignored;			/* its code is in --ignore-exit-codes */
+	int ignored;			/* CB_IGNORED_*, 0: counted */
 	int stopped;			/* by a spend cap or a tool-call loop */
 	const struct classification *c;
 	const struct cb_usage *usage;	/* what the agent said it used, or
@@ -61,7 +69,7 @@ struct run_report {
 void report_run(struct reporter *r, const struct run_report *rr);
 
 /*
- * One log line per transition, a "transition" object in the log, and the
+ * One log line per transition, a "state_change" object in the log, and the
  * hook with CBEXEC_FROM, CBEXEC_TO, CBEXEC_REASON, CBEXEC_NAME and the
  * counters of before (the state as it was before a reset).
  */
@@ -81,9 +89,10 @@ void report_event(struct reporter *r, const char *event, const char *reason);
 void report_open_block(struct reporter *r, const struct cb_state *s,
     const struct status_report *st, const char *reset_hint);
 
-/* Rewrite the metrics file atomically; 0 / -1 with a message in err. */
+/* Rewrite the metrics file atomically when what it says has changed
+ * (nothing without r->metrics_path); 0 / -1 with a message in err. */
 int report_metrics(struct reporter *r, const struct cb_state *s,
-    double last_run_seconds, char *err, size_t errlen);
+    char *err, size_t errlen);
 
 /* --status: a human table (ages as of now), or the state object with
  * json. */
@@ -109,14 +118,19 @@ struct status_row {
 	double retry_at;		/* refused until then; < 0: none */
 };
 
-/* --status --all: a header and one line per circuit (cut to width when
- * width > 0, a terminal's), or a JSON array with json.  Ages as of now. */
+/* --status --all: a header and one line per circuit, OPEN first and
+ * marked, fitted to width columns when width > 0 (the times shortened,
+ * the reason and then the name cut with an ellipsis), a count after them
+ * on a terminal; or a JSON array with json.  Ages as of now. */
 void report_status_all(FILE *f, const struct status_row *rows, size_t n,
-    int json, int width, double now);
+    int json, int width, int terminal, double now);
 
 /* The width of the terminal on fd ($COLUMNS first), or 0 when fd is not
  * a terminal. */
 int terminal_width(int fd);
+/* The width --status --all fits: $COLUMNS when set (a terminal or not),
+ * else the terminal's, else 0 (no limit); *terminal: fd is one. */
+int status_width(int fd, int *terminal);
 
 /*
  * An operator's skip or unskip (SPEC §9): an event line and a --log

@@ -51,6 +51,11 @@ struct sup_result {
 	int idle;		/* --idle-timeout stopped it */
 	int stopped;		/* sup_stop()'s why stopped it, 0: it did not */
 	int keepalive_failed;	/* cfg->keepalive said no: killed */
+	int out_gone;		/* cbexec's stdout was closed downstream
+				 * (EPIPE) while the run wrote to it */
+	int out_werr, err_werr;	/* the first other error writing the
+				 * command's stdout or stderr to ours, 0:
+				 * none; the rest was read and dropped */
 	double duration;
 	struct ring out, err;	/* the tails */
 };
@@ -71,6 +76,10 @@ void sup_done(void);
  */
 int sup_run(const struct sup_cfg *cfg, struct sup_result *res);
 void sup_result_free(struct sup_result *res);
+
+/* cbexec's stdout is a pipe or socket whose reader has gone (poll(2)
+ * says POLLERR): nothing written there can arrive any more. */
+int sup_stdout_gone(void);
 
 /*
  * From a tap, while sup_run() runs: stop the run as a time limit does

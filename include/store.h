@@ -59,8 +59,9 @@ struct cJSON *state_to_json(const struct cb_state *s);
 int state_from_json(const struct cJSON *j, struct cb_state *s,
     char *err, size_t errlen);
 /* n history events as a JSON array, one per line, ending in a newline
- * (for --history --json; caller frees; NULL when out of memory). */
-char *events_text(const struct cb_event *e, size_t n);
+ * (for --history --json; caller frees; NULL when out of memory); lead,
+ * unless NULL, is put first in each ("\"v\": 1, "). */
+char *events_text(const struct cb_event *e, size_t n, const char *lead);
 
 /*
  * Take the circuit's lock, an flock on "path.lock" (with follow_symlinks,

@@ -15,7 +15,7 @@ done < ev.log
 is "$bad" 0 "--log: every line is JSON"
 ok "$([ "$n" -ge 6 ]; echo $?)" "--log: runs, transitions and the open block logged ($n lines)"
 like "$(cat ev.log)" '"event":"run"' "--log has run events"
-like "$(cat ev.log)" '"event":"transition"' "--log has transitions"
+like "$(cat ev.log)" '"event":"state_change","from_state":"CLOSED","to_state":"HALF_OPEN"' "--log has transitions (state_change)"
 # Concurrent appenders never interleave within a line.
 for i in 1 2 3 4; do cb --state "c$i.json" --log cc.log -n 20 --no-progress-threshold 99 -- true & done
 wait

@@ -36,13 +36,38 @@ cb -- true 2>/dev/null; is "$?" 120 "git clean -fdx in the tree leaves the circu
 (cd / && "$CBEXEC" --reset-circuit --name "dir-proj_one_-$h" 2>/dev/null)
 is "$(jget "$dflt" state)" CLOSED "the hint's command resets it from elsewhere"
 cd "$SCRATCH" || exit 1
-# The old place of the directory's circuit is not read, and says so.
+# The old place of the directory's circuit (an upgrade): its state moves
+# to the new one, so a circuit tripped before stays tripped.
 mkdir -p old/.cbexec && cd old || exit 1
-printf '{"version":1,"state":"OPEN","tripped":true}\n' > .cbexec/state.json
-err=$(cb -q -- true 2>&1); is "$?" 0 "the old .cbexec/state.json is not read"
-like "$err" "\.cbexec/state\.json is no longer read; this directory's circuit is $CBEXEC_STATE_DIR/dir-old-" \
-    "... and cbexec says where the circuit is now"
-err=$(cb -q -- true 2>&1); is "$err" "" "... once the new one exists, no more notice"
+printf '{"version":1,"state":"OPEN","open_reason":"tripped by hand"}\n' > .cbexec/state.json
+err=$(cb --status 2>&1); is "$?" 125 "before any run, --status: no such circuit yet"
+like "$err" "\.cbexec/state\.json, this directory's circuit before, is no longer read here: the next run moves it to $CBEXEC_STATE_DIR/dir-old-" \
+    "... saying where its old state is going"
+err=$(cb -q -- touch ran-old 2>&1); is "$?" 120 "an OPEN .cbexec/state.json stays OPEN after an upgrade: 120"
+ok "$(test -e ran-old && echo 1 || echo 0)" "... the command is not run"
+like "$err" "this directory's circuit \(OPEN: tripped by hand\) moved from \.cbexec/state\.json to $CBEXEC_STATE_DIR/dir-old-" \
+    "... and cbexec says where it went"
+new=$(ls "$CBEXEC_STATE_DIR"/dir-old-*.json)
+is "$(jget "$new" state)/$(jget "$new" open_reason)" "OPEN/tripped by hand" "... the new state file holds it"
+ok "$(test -e .cbexec/state.json.migrated && ! test -e .cbexec/state.json; echo $?)" \
+    "... the old file is renamed .migrated, moved once only"
+err=$(cb -q -- true 2>&1); is "$?:$err" "120:" "the next run: refused, nothing more said"
+cb -q --reset-circuit 2>/dev/null; cb -q -- true; is "$?" 0 "a reset closes it as any circuit"
+cd "$SCRATCH" || exit 1
+mkdir -p old2/.cbexec && cd old2 || exit 1
+printf '{"version":1,"state":"CLOSED","consecutive_errors":3}\n' > .cbexec/state.json
+cb -q -- false 2>/dev/null
+is "$(jget "$(ls "$CBEXEC_STATE_DIR"/dir-old2-*.json)" consecutive_errors)" 4 \
+    "a CLOSED old state moves with its counters"
+cd "$SCRATCH" || exit 1
+mkdir -p old3/.cbexec && cd old3 || exit 1
+printf '{"version":1,"state":"OP' > .cbexec/state.json
+err=$(cb -q -- touch ran-old3 2>&1); is "$?" 125 "an unreadable .cbexec/state.json: 125, never passed over"
+ok "$(test -e ran-old3 && echo 1 || echo 0)" "... the command is not run"
+like "$err" "\.cbexec/state\.json, this directory's circuit before, cannot be moved to .*: .*it may hold an OPEN circuit: review it, then move it there to keep it, or aside to start afresh" \
+    "... saying why and what to do"
+mv .cbexec/state.json .cbexec/state.json.old
+cb -q -- true; is "$?" 0 "moved aside: a fresh circuit"
 cd "$SCRATCH" || exit 1
 
 # --- Config: the user's is read; the work tree's only once approved.
@@ -171,6 +196,9 @@ chmod 0666 sticky/s.json
 err=$(cb -q --state sticky/s.json -- true 2>&1); is "$?" 125 "a world-writable state file: 125"
 # As a second user: the directory another user made in /tmp.
 # (Not under valgrind: another user cannot write valgrind's temp files.)
+# The second user runs a copy of the binary in the scratch directory: the
+# tree may be where only root can reach (a clone in /root, mode 0700).
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
     [ -z "$UNDER_VALGRIND" ]; then
 	mkdir -p shared && chmod 0755 shared && chown 65534 shared
@@ -178,15 +206,23 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
 	is "$?" 125 "root refuses a state dir nobody made for it"
 	chmod 0755 "$SCRATCH"
 	mkdir -p nob && chown 65534 nob
-	setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$SCRATCH/nob" \
-	    CBEXEC_STATE_DIR="$SCRATCH/nob/st" "$CBEXEC" -q --no-prompt \
-	    --progress exit --name n -- true
+	cp "$CBEXEC" nob/cbexec && chmod 0755 nob/cbexec
+fi
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+    [ -z "$UNDER_VALGRIND" ] && as_nobody test -x "$SCRATCH/nob/cbexec"; then
+	as_nobody env HOME="$SCRATCH/nob" \
+	    CBEXEC_STATE_DIR="$SCRATCH/nob/st" "$SCRATCH/nob/cbexec" -q \
+	    --no-prompt --progress exit --name n -- true
 	is "$?" 0 "a second user runs in a state dir of its own"
 	mkdir -p rootdir
-	err=$(setpriv --reuid=65534 --regid=65534 --clear-groups env \
-	    HOME="$SCRATCH/nob" "$CBEXEC" -q --no-prompt --progress exit \
-	    --state "$SCRATCH/rootdir/s.json" -- true 2>&1)
+	err=$(as_nobody env HOME="$SCRATCH/nob" "$SCRATCH/nob/cbexec" -q \
+	    --no-prompt --progress exit --state "$SCRATCH/rootdir/s.json" \
+	    -- true 2>&1)
 	ok "$(test "$?" = 125 || test "$?" = 0; echo $?)" "a second user in root's dir: no crash"
+elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+    [ -z "$UNDER_VALGRIND" ]; then
+	skip "the scratch directory $SCRATCH is out of reach of a second user (uid 65534): set TMPDIR to a directory it can reach"
+	skip "no second user"
 else
 	skip "not root, no setpriv, or under valgrind: no second user"
 	skip "setpriv"; skip "setpriv"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # What a packager relies on: CPPFLAGS and LDFLAGS reach every compile and
-# link, libcrypto is a NEEDED library, a plain make names the missing
+# link, libcrypto is named in an ELF dlopen note and loaded on the first
+# SHA-256 (a clear message without it), a plain make names the missing
 # libraries before it compiles anything, the test runner keeps cbexec's
 # stderr out of prove's report unless a test fails, the man page formats
 # without groff warnings, and the systemd example names no install prefix.
@@ -19,28 +20,53 @@ like "$(printf '%s\n' "$dry" | grep -E ' -o t/unit/ring\.t ')" '-DCBEXEC_PKG_FLA
 	"CPPFLAGS reaches the unit tests"
 link=$(printf '%s\n' "$dry" | grep -E ' -o cbexec ')
 like "$link" '-Wl,-z,now' "LDFLAGS reaches the link"
-like "$link" '-lcrypto' "libcrypto is linked (pkg-config --libs)"
+ok "$(printf '%s\n' "$link" | grep -q -- '-lcrypto'; [ $? -ne 0 ]; echo $?)" \
+	"libcrypto is not linked: it is loaded on the first SHA-256"
 like "$(printf '%s\n' "$compiles" | head -1)" '-D_GNU_SOURCE' \
 	"cbexec's own preprocessor flags are kept beside the packager's"
 
+# What a packager sees instead of a NEEDED entry: the ELF dlopen note
+# (https://systemd.io/ELF_DLOPEN_METADATA/), naming the soname of the
+# libcrypto built against as required.
 if command -v readelf >/dev/null 2>&1; then
-	like "$(readelf -d "$TOP/cbexec")" 'NEEDED.*\[libcrypto\.so' \
-		"libcrypto is among the binary's NEEDED entries"
+	ok "$(readelf -d "$TOP/cbexec" | grep -q 'NEEDED.*libcrypto'; [ $? -ne 0 ]; echo $?)" \
+		"libcrypto is not among the binary's NEEDED entries"
+	like "$(readelf -n "$TOP/cbexec")" 'FDO +0x[0-9a-f]+.*(0x407c0c0a|FDO_DLOPEN_METADATA)' \
+		"an FDO dlopen note (type 0x407c0c0a)"
+	note=$(readelf -p .note.dlopen "$TOP/cbexec" | sed -n 's/^ *\[ *[0-9a-f]*\] *//p' | grep '^\[')
+	want=$(readelf -d "$(${CC:-cc} -print-file-name=libcrypto.so)" 2>/dev/null |
+	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+	got=$(printf '%s' "$note" | perl -MJSON::PP -0777 -e '
+		my $n = decode_json(<STDIN>);
+		print join(" ", map { "$_->{priority}:" . join(",", @{$_->{soname}}) } @$n)' 2>&1)
+	is "$got" "required:$want" "... naming libcrypto's soname ($want), required"
 else
-	skip "no readelf"
+	skip "no readelf"; skip "no readelf"; skip "no readelf"
 fi
-# Without it the binary says so at start-up, naming the library: a copy
-# whose NEEDED entry names a library that is nowhere (same length).
-soname=$(readelf -d "$TOP/cbexec" 2>/dev/null | sed -n 's/.*NEEDED.*\[\(libcrypto[^]]*\)\]/\1/p')
+like "$(cat "$TOP/README.md")" 'dh_dlopenlibdeps' "README says how a package depends on it"
+
+# Without the library: cbexec starts and a run that hashes nothing works;
+# the first SHA-256 says which library could not be loaded (125).  A copy
+# with the soname changed (same length) stands for a system without it.
+soname=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
 if [ -n "$soname" ]; then
 	gone=$(printf '%s' "$soname" | sed 's/libcrypto/libcryptX/')
-	perl -0777 -pe "s/\Q$soname\E\0/$gone\0/" "$TOP/cbexec" > nolib
+	perl -0777 -pe "s/\Q$soname\E/$gone/g" "$TOP/cbexec" > nolib
 	chmod +x nolib
-	err=$(./nolib --version 2>&1); rc=$?
-	is "$rc" 127 "libcrypto missing: the loader refuses to start it (127)"
-	like "$err" "$gone: cannot open shared object file" "... naming the library"
+	./nolib --version >/dev/null 2>&1
+	is "$?" 0 "libcrypto missing: cbexec still starts"
+	./nolib -q --name nl -- true
+	is "$?" 0 "... a successful run of a named circuit needs no SHA-256"
+	err=$(./nolib -q --name nl -- false 2>&1); rc=$?
+	is "$rc" 125 "... a failed run's fingerprint cannot be made: 125"
+	like "$err" "^cbexec: cannot load OpenSSL's libcrypto \($gone\) for SHA-256: $gone: cannot open shared object file" \
+		"... naming the library"
+	err=$(./nolib -q -- true 2>&1)
+	like "$err" "working directory: cannot hash its path: cannot load OpenSSL's libcrypto \($gone\)" \
+		"... as the working directory's circuit does"
 else
-	skip "no readelf"; skip "no readelf"
+	skip "no soname"; skip "no soname"; skip "no soname"; skip "no soname"
+	skip "no soname"
 fi
 
 # A plain make on a machine without the libraries: one message naming

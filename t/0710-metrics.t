@@ -53,11 +53,47 @@ ok "$([ "$(val m.prom cbexec_last_success_timestamp_seconds)" = \
 succ=$(val m.prom cbexec_last_success_timestamp_seconds)
 ok "$(awk -v v="$succ" -v t="$t0" 'BEGIN { exit !(v >= t - 1) }'; echo $?)" \
 	"cbexec_last_success_timestamp_seconds is recent ($succ)"
-# A trip rewrites the file; the timestamps stay those of the runs.
+# A trip rewrites the file; the timestamps and the last run's duration
+# stay those of the runs.
+dur=$(val m.prom cbexec_last_run_seconds)
 "$CBEXEC" --trip --name nightly --metrics m.prom 2>/dev/null
 is "$(val m.prom cbexec_last_success_timestamp_seconds)" "$succ" \
 	"a trip leaves the last success's time"
 is "$(val m.prom cbexec_state)" 2 "... and shows the circuit OPEN"
+is "$(val m.prom cbexec_last_run_seconds)" "$dur" "... and the last run's duration"
+is "$(val m.prom cbexec_open_reason)" 1 "... with why: cbexec_open_reason"
+like "$(cat m.prom)" '^cbexec_open_reason\{circuit="nightly",reason="tripped"\} 1$' \
+	"... its kind as a label"
+
+# An operator's trip without --metrics: the next run, refused, rewrites
+# the textfile so CbexecCircuitOpen fires; a refusal that changes nothing
+# leaves the file (and its mtime) alone.
+cb --name ops --metrics ops.prom -- sleep 0.05 2>/dev/null
+is "$(val ops.prom cbexec_state)" 0 "a run: cbexec_state 0"
+"$CBEXEC" --trip --name ops --reason 'fire
+drill' 2>/dev/null
+is "$(val ops.prom cbexec_state)" 0 "a --trip without --metrics leaves the file"
+cb --name ops --metrics ops.prom -- true 2>/dev/null; rc=$?
+is "$rc" 120 "the next run is refused (120)"
+is "$(val ops.prom cbexec_state)" 2 "... and the refusal rewrote cbexec_state 2"
+like "$(cat ops.prom)" '^cbexec_open_reason\{circuit="ops",reason="tripped"\} 1$' \
+	"... with the open reason's kind, not the operator's text"
+like "$(val ops.prom cbexec_last_run_seconds)" '^0\.0[5-9][0-9]|^0\.[1-9]' \
+	"... and the last run's duration as the state keeps it"
+ino=$(ls -i ops.prom | cut -d' ' -f1)
+cb --name ops --metrics ops.prom -- true 2>/dev/null
+is "$(ls -i ops.prom | cut -d' ' -f1)" "$ino" "a refusal that changes nothing does not rewrite it"
+"$CBEXEC" --reset-circuit --name ops --metrics ops.prom 2>/dev/null
+is "$(val ops.prom cbexec_state)" 0 "--reset-circuit --metrics: cbexec_state 0"
+ok "$(grep -q cbexec_open_reason ops.prom; [ $? -ne 0 ]; echo $?)" \
+	"... and no cbexec_open_reason once CLOSED"
+# A circuit held OPEN by another's account gate: the refused run says so.
+"$CBEXEC" --record --account acme --exit 1 \
+	--message "You've hit your usage limit. Try again in 5 hours." acct1 2>/dev/null
+cb --name acct2 --account acme --metrics acct.prom -- true 2>/dev/null; rc=$?
+is "$rc" 120 "a run on an account whose gate is OPEN is refused"
+like "$(cat acct.prom)" '^cbexec_account_gate\{circuit="acct2",account="acme"\} 2$' \
+	"... and the textfile says the gate is OPEN"
 # A circuit label that needs escaping still lints.
 cb --state 'we"ird\path.json' --metrics w.prom -- false 2>/dev/null
 if [ -n "$PROMTOOL" ]; then
@@ -67,20 +103,39 @@ else
 	skip "no promtool"
 fi
 
-# contrib/metrics.prom.example shows exactly the metrics cbexec writes.
-is "$(names "$C/metrics.prom.example" | tr '\n' ' ')" "$(names m.prom | tr '\n' ' ')" \
+# contrib/metrics.prom.example shows exactly the metrics cbexec writes
+# for an OPEN circuit whose agent reported its spend (a.prom).
+. "$T_DIR/fakeagent.sh"
+N=2 COST=0.25 cb --name agent --metrics a.prom -- claude -p x >/dev/null 2>&1
+"$CBEXEC" --trip --name agent --metrics a.prom 2>/dev/null
+is "$(names "$C/metrics.prom.example" | tr '\n' ' ')" "$(names a.prom | tr '\n' ' ')" \
 	"metrics.prom.example has the same metrics as cbexec writes"
 # The dashboard and the alerts query only metrics cbexec writes.
 used=$(cat "$C/grafana-dashboard.json" "$C/prometheus-alerts.yml" |
 	grep -o 'cbexec_[a-z_]*' | sort -u)
 unknown=
 for m in $used; do
-	names m.prom | grep -qx "$m" || unknown="$unknown $m"
+	names a.prom | grep -qx "$m" || unknown="$unknown $m"
 done
 is "$unknown" "" "the dashboard and the alerts use only metrics cbexec writes"
-for m in cbexec_last_run_timestamp_seconds cbexec_last_success_timestamp_seconds; do
+for m in cbexec_last_run_timestamp_seconds cbexec_last_success_timestamp_seconds \
+    cbexec_open_reason cbexec_cost_usd_total cbexec_tokens_total; do
 	like "$(cat "$C/grafana-dashboard.json")" "$m" "the dashboard shows $m"
 done
+# ... by host: every query of a circuit's metric names its instance too,
+# and the host is a variable of the dashboard.
+out=$(perl -MJSON::PP -0777 -e '
+	my $d = decode_json(<STDIN>);
+	print join(",", map { $_->{name} } @{$d->{templating}{list}}), "\n";
+	for my $p (@{$d->{panels}}) {
+		for my $t (@{$p->{targets} || []}) {
+			print "$p->{title}: $t->{expr}\n"
+			    if $t->{expr} =~ /by \((?!class)[^)]*\)/ &&
+			    $t->{expr} !~ /by \([^)]*instance/;
+		}
+	}' < "$C/grafana-dashboard.json")
+is "$out" "datasource,instance,circuit" \
+	"grafana: a host (instance) variable, and no per-circuit sum across hosts"
 
 if [ -n "$PROMTOOL" ]; then
 	out=$($PROMTOOL check metrics < "$C/metrics.prom.example" 2>&1); rc=$?
@@ -91,7 +146,12 @@ if [ -n "$PROMTOOL" ]; then
 	out=$(cd "$C" && $PROMTOOL test rules prometheus-alerts.test.yml 2>&1); rc=$?
 	is "$rc" 0 "promtool test rules: the alerts' unit tests pass"
 	[ "$rc" -eq 0 ] || printf '%s\n' "$out" | sed 's/^/# /' | head -40
+	# At a 2026 clock: a new circuit's first failed run is no
+	# CbexecNoSuccess (its last_success_timestamp 0 is "never").
+	out=$(cd "$C" && $PROMTOOL test rules prometheus-alerts.2026.test.yml 2>&1); rc=$?
+	is "$rc" 0 "promtool test rules: the alerts' unit tests at a 2026 clock pass"
+	[ "$rc" -eq 0 ] || printf '%s\n' "$out" | sed 's/^/# /' | head -40
 else
-	skip "no promtool"; skip "no promtool"; skip "no promtool"
+	skip "no promtool"; skip "no promtool"; skip "no promtool"; skip "no promtool"
 fi
 done_testing

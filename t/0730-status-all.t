@@ -15,8 +15,15 @@ tty() {
 HAVE_SCRIPT=; command -v script >/dev/null 2>&1 && HAVE_SCRIPT=1
 
 # ---- --status --all ------------------------------------------------------
+out=$("$CBEXEC" --status --all 2>err); rc=$?
+is "$rc:$out" "125:" "no state directory: 125, nothing on stdout"
+like "$(cat err)" "^cbexec: no state directory $D: no circuit has run with it" \
+	"... saying so, naming it"
+"$CBEXEC" --status --all --json >out 2>/dev/null; rc=$?
+is "$rc:$(cat out)" "125:" "--json too"
+mkdir -p "$D"
 out=$("$CBEXEC" --status --all); rc=$?
-is "$rc:$out" "0:no circuits in $D" "no state directory: no circuits, 0"
+is "$rc:$out" "0:no circuits in $D" "an empty state directory: no circuits, 0"
 is "$("$CBEXEC" --status --all --json)" "[]" "--json: an empty array"
 
 cb --name backup -- true
@@ -31,18 +38,18 @@ mkdir "$D/sub.json"
 : > "$D/notes.txt"
 out=$("$CBEXEC" --status --all); rc=$?
 is "$rc" 120 "--status --all with an OPEN circuit: 120"
-like "$(printf '%s\n' "$out" | head -1)" '^CIRCUIT +STATE +SINCE +SINCE PROGRESS +RETRY AT +LAST RUN +REASON$' \
+like "$(printf '%s\n' "$out" | head -1)" '^  CIRCUIT +STATE +SINCE +PROGRESS +RETRY AT +LAST RUN +REASON$' \
 	"a header line"
-is "$(printf '%s\n' "$out" | sed 1d | awk '{ print $1 }' | tr '\n' ' ')" \
-	"backup dir-app-0123456789ab docs nightly " \
-	"one line per circuit, by name; nothing else listed"
-line() { printf '%s\n' "$out" | grep "^$1 "; }
-like "$(line backup)" '^backup +CLOSED +- +0 runs +- +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +-$' \
-	"a CLOSED circuit: no since, 0 runs since progress, its last run"
-like "$(line docs)" '^docs +HALF_OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +2 runs .*No progress detected for 2 iterations$' \
-	"a HALF_OPEN circuit: since when, runs since progress, why"
-like "$(line nightly)" '^nightly +OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +3 runs +- +.* No progress for 3 iterations$' \
-	"an OPEN circuit: since when, runs since progress, why"
+is "$(printf '%s\n' "$out" | sed 1d | sed 's/^..//' | awk '{ print $1 }' | tr '\n' ' ')" \
+	"nightly docs backup dir-app-0123456789ab " \
+	"one line per circuit, OPEN first, then HALF_OPEN, then by name; nothing else"
+line() { printf '%s\n' "$out" | grep "^..$1 "; }
+like "$(line backup)" '^  backup +CLOSED +- +last run +- +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +-$' \
+	"a CLOSED circuit: no since, progress in its last run, its last run"
+like "$(line docs)" '^  docs +HALF_OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +never .*No progress detected for 2 iterations$' \
+	"a HALF_OPEN circuit: since when, no progress yet, why"
+like "$(line nightly)" '^● nightly +OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +never +- +.* No progress for 3 iterations$' \
+	"an OPEN circuit: marked, since when, no progress yet, why"
 
 "$CBEXEC" --status --all --json > all.json
 is "$(perl -MJSON::PP -0777 -e 'print join " ", map { $_->{name} } @{decode_json(<STDIN>)}' < all.json)" \
@@ -51,8 +58,10 @@ is "$(perl -MJSON::PP -0777 -e 'my ($n) = grep { $_->{name} eq "nightly" } @{dec
 	print join "|", $n->{state}, $n->{reason}, $n->{runs_since_progress}, $n->{iteration},
 	    defined $n->{retry_at} ? "x" : "null", $n->{path}' < all.json)" \
 	"OPEN|No progress for 3 iterations|3|3|null|$D/nightly.json" "--json: the circuit's fields"
-like "$(jget all.json 0.last_run)" '^20[0-9-]+T[0-9:.]+Z$' "--json: last_run is ISO-8601"
-like "$(jget all.json 2.since)" '^20[0-9-]+T[0-9:.]+Z$' "--json: since is ISO-8601"
+like "$(jget all.json 0.last_run_at)" '^20[0-9-]+T[0-9:.]+Z$' "--json: last_run_at is ISO-8601"
+like "$(jget all.json 2.changed_at)" '^20[0-9-]+T[0-9:.]+Z$' "--json: changed_at is ISO-8601"
+is "$(jget all.json 3.opened_at)" "$(jget "$D/nightly.json" opened_at)" "--json: opened_at, as the state's"
+is "$(jget all.json 2.opened_at)" null "--json: opened_at null unless OPEN"
 "$CBEXEC" --status --all --json >/dev/null; is "$?" 120 "--json: 120 as well"
 "$CBEXEC" --status --all --exit-codes open=90 >/dev/null; is "$?" 90 "--exit-codes remaps it"
 
@@ -68,7 +77,7 @@ is "$(jget all.json 2.retry_at)" "2036-01-02T03:04:05.000Z" "--json: retry_at"
 # Unreadable: a line that says why; 125 when nothing is OPEN.
 echo garbage > "$D/broken.json"
 out=$("$CBEXEC" --status --all); rc=$?
-like "$(line broken)" '^broken +ERROR .*broken\.json: corrupt state file' "a corrupt file: ERROR and why"
+like "$(line broken)" '^● broken +ERROR .*broken\.json: corrupt state file' "a corrupt file: marked, ERROR and why"
 is "$rc" 120 "OPEN still wins: 120"
 "$CBEXEC" --reset-circuit nightly 2>/dev/null
 "$CBEXEC" --status --all >/dev/null; is "$?" 125 "nothing OPEN, one unreadable: 125"
@@ -80,14 +89,48 @@ like "$err" "no CIRCUIT, --state or --name" "... saying why"
 err=$("$CBEXEC" --history --all 2>&1); is "$?" 125 "--all without --status: usage error"
 like "$err" "--all goes only with --status" "... saying so"
 
+# Any width: every column is there, the times shorter, the reason and
+# then the name cut with an ellipsis; OPEN first.  Widths are counted in
+# characters (the mark and the ellipsis are one each).
+cb --name nightly-claude-refactor-pipeline -n 3 -- false 2>/dev/null
+"$CBEXEC" --trip --reason "waiting for the vendor to fix their API, see ticket OPS-1234 for the details" \
+	backup 2>/dev/null
+width() { printf '%s\n' "$1" | perl -CS -ne 'chomp; $m = length if length > $m; END { print $m + 0 }'; }
+for c in 200 100 80; do
+	out=$(COLUMNS=$c "$CBEXEC" --status --all)
+	like "$(printf '%s\n' "$out" | head -1)" '^  CIRCUIT +STATE +SINCE +PROGRESS +RETRY AT +LAST RUN +REASON$' \
+		"COLUMNS=$c: every column, REASON and LAST RUN too"
+	ok "$([ "$(width "$out")" -le "$c" ]; echo $?)" "COLUMNS=$c: no line is wider ($(width "$out"))"
+	like "$(printf '%s\n' "$out" | sed -n 2p)" '^● backup +OPEN ' "COLUMNS=$c: an OPEN circuit first, marked"
+	like "$(printf '%s\n' "$out" | sed -n 3p)" '^● nightly-c[a-z-]*…? +OPEN ' \
+		"COLUMNS=$c: the other OPEN circuit next"
+done
+out=$(COLUMNS=200 "$CBEXEC" --status --all)
+like "$out" 'tripped by operator: waiting for the vendor to fix their API, see ticket' \
+	"200 columns: most of the reason"
+like "$out" '[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\)' "200 columns: clock times with their ages"
+out=$(COLUMNS=80 "$CBEXEC" --status --all)
+like "$(line backup)" ' [0-9]+s ago +tripped by .*…$' "80 columns: ages, the reason cut with an ellipsis"
+like "$out" '● nightly-c[a-z-]*… +OPEN' "80 columns: a long name cut with an ellipsis"
+r80=$(line backup | sed 's/.*tripped by/tripped by/')
+out=$(COLUMNS=100 "$CBEXEC" --status --all)
+r100=$(line backup | sed 's/.*tripped by/tripped by/')
+ok "$([ "$(width "$r100")" -gt "$(width "$r80")" ]; echo $?)" "100 columns: more of the reason ($r100)"
+out=$("$CBEXEC" --status --all)
+like "$out" 'for the details$' "not on a terminal, no COLUMNS: no limit"
 if [ -n "$HAVE_SCRIPT" ]; then
 	out=$(tty 60 "$CBEXEC --status --all")
-	long=$(printf '%s\n' "$out" | awk 'length > 60' | wc -l | tr -d ' ')
-	is "$long" 0 "on a 60-column terminal every line is cut to 60"
-	like "$out" '4 circuits listed, 0 OPEN\.' "... and a count follows"
+	is "$(width "$out")" 60 "on a 60-column terminal every line is cut to 60"
+	like "$out" '5 circuits listed, 2 OPEN\.' "... and a count follows"
+	out=$(tty 100 "$CBEXEC --status --all")
+	like "$(printf '%s\n' "$out" | head -1)" 'LAST RUN +REASON$' \
+		"on a 100-column terminal, every column"
+	ok "$([ "$(width "$out")" -le 100 ]; echo $?)" "... within 100 columns"
 else
-	skip "no script(1)"; skip "no script(1)"
+	for i in 1 2 3 4; do skip "no script(1)"; done
 fi
+"$CBEXEC" --reset-circuit backup 2>/dev/null
+"$CBEXEC" --reset-circuit nightly-claude-refactor-pipeline 2>/dev/null
 
 # ---- --status: thresholds, ages, the next trial --------------------------
 cb --name cool --cooldown 1h --no-progress-threshold 3 -n 3 -- false 2>/dev/null
@@ -104,6 +147,21 @@ is "$(jget "$D/cool.json" thresholds.no_progress_threshold):$(jget "$D/cool.json
 "$CBEXEC" --trip cool 2>/dev/null
 like "$("$CBEXEC" --status cool)" 'next trial: +none: tripped by an operator' \
 	"a tripped circuit: no trial"
+
+# After a reset the runs without progress count from it, as the counter
+# does: never "3" beside "no-progress 0/3".
+cb --name rs -n 3 -- false 2>/dev/null
+"$CBEXEC" --reset-circuit --reason fixed rs 2>/dev/null
+out=$("$CBEXEC" --status rs)
+like "$out" 'runs since progress: 0   \(counted from the reset after run 3; no progress yet\)' \
+	"after a reset: 0 runs since progress, counted from the reset"
+like "$out" 'counters: +no-progress 0/3' "... beside no-progress 0/3"
+cb --name rs -- false 2>/dev/null
+like "$("$CBEXEC" --status rs)" 'runs since progress: 1   \(counted from the reset after run 3' \
+	"... and a run after it counts 1"
+is "$("$CBEXEC" --status --all --json | perl -MJSON::PP -0777 -e '
+	my ($n) = grep { $_->{name} eq "rs" } @{decode_json(<STDIN>)}; print $n->{runs_since_progress}')" 1 \
+	"--status --all --json: the same count"
 
 # ---- --history: columns, a timeline on a terminal ------------------------
 cb --name h -n 2 --no-progress-threshold 9 --half-open-after 9 -- false 2>/dev/null

@@ -3,9 +3,9 @@
 # The shell completions as a user types: bash completes abbreviated
 # options as getopt_long takes them, SIG-prefixed signal names, each
 # progress source once, the config file's phases, -s as the signal and the
-# operator options; zsh completes the command after an explicit -- and
-# phases typed in lower case.  A relative XDG_STATE_HOME is ignored by
-# both, as by cbexec.
+# operator options and --help's categories, and works under `set -u`;
+# zsh completes the command after an explicit -- and phases typed in
+# lower case.  A relative XDG_STATE_HOME is ignored by both, as by cbexec.
 . "$(dirname "$0")/lib.sh"
 C="$TOP/contrib"
 
@@ -53,6 +53,28 @@ is "$(comp -C proj --phase b)" BENCH "bash: -C DIR: DIR's .cbexec/config.json"
 # The operator options.
 is "$(comp --cre)" --create "bash: --create"
 is "$(comp --status --al)" "--all --allow-config" "bash: --al: --all and --allow-config"
+# After --help, its categories.
+is "$(comp --help "")" "agents all circuit operator record running store thresholds" \
+	"bash: --help offers all and the categories"
+is "$(comp --help th)" thresholds "bash: --help th -> thresholds"
+is "$(comp -h s)" store "bash: -h s -> store"
+is "$(comp --help=ag)" "--help=agents" "bash: --help=ag -> --help=agents"
+is "$(comp --he op)" operator "bash: --he (an abbreviation) op -> operator"
+# Under `set -u` (a user's ~/.bashrc may have it), with the XDG variables
+# and CBEXEC_STATE_DIR unset: no "unbound variable", the same answers.
+strict() {
+	(unset XDG_STATE_HOME XDG_CONFIG_HOME CBEXEC_STATE_DIR; comp "$@")
+}
+for words in "--name ni" "--status ni" "--phase G" "-c other.json -p S" \
+    "--config=x --phase G" "-C proj --phase b" "--account a" "--reset-account a" \
+    "--help th" "-- ech" "--loop sh --res" "-t"; do
+	out=$(strict $words)
+	ok "$(printf '%s\n' "$out" | grep -q 'unbound variable\|bad substitution'; [ $? -ne 0 ]; echo $?)" \
+		"bash under set -u: cbexec $words"
+done
+is "$(strict --phase G)" GREEN "bash under set -u: --phase G -> GREEN"
+is "$(strict --help th)" thresholds "bash under set -u: --help th -> thresholds"
+
 # A relative XDG_STATE_HOME is ignored.
 mkdir -p home/.local/state/cbexec rel/cbexec
 : > home/.local/state/cbexec/fromhome.json
@@ -70,9 +92,10 @@ if command -v zsh >/dev/null 2>&1 && zsh -c 'zmodload zsh/zpty' 2>/dev/null; the
 	is "$(z cbexec -t 5 -- ls --colo)" --color "zsh: options, then --, then the command"
 	is "$(z cbexec -s KI)" KILL "zsh: -s is the signal"
 	like "$(z cbexec --cre)" '--create' "zsh: --create"
+	is "$(z cbexec --help th)" thresholds "zsh: --help th -> thresholds"
 	out=$(unset CBEXEC_STATE_DIR; XDG_STATE_HOME=rel HOME=$SCRATCH/home; export XDG_STATE_HOME HOME; z cbexec --name from)
 	is "$out" fromhome "zsh: a relative XDG_STATE_HOME is ignored"
 else
-	for i in 1 2 3 4 5 6 7 8; do skip "no zsh with zsh/zpty"; done
+	for i in 1 2 3 4 5 6 7 8 9; do skip "no zsh with zsh/zpty"; done
 fi
 done_testing

@@ -77,7 +77,7 @@ done
 for f in 429 529 500 refused; do
 	FIX=$C/$f-text cb -q --name diff --log diff.log -- claude >/dev/null 2>&1
 done
-is "$(perl -MJSON::PP -ne 'print decode_json($_)->{fingerprint}, "\n"' \
+is "$(perl -MJSON::PP -ne 'print decode_json($_)->{error_hash} // "", "\n"' \
     diff.log | sort -u | grep -c '^[0-9a-f]\{64\}$')" 4 \
     "four different errors, four fingerprints"
 is "$(st diff last_error.message)" "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)" \

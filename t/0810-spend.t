@@ -30,7 +30,7 @@ like "$(st tok last_error.message)" '^spend cap: 3030 tokens over --max-tokens 3
     "the message names the cap"
 is "$(jget tok.log class)/$(jget tok.log type)" budget/max_tokens "--log: class and type"
 # it ignored SIGTERM and went on writing until the SIGKILL
-like "$(jget tok.log tokens.input)/$(jget tok.log cost_usd)" '^[3-9]000/null$' \
+like "$(jget tok.log input_tokens)/$(jget tok.log cost_usd)" '^[3-9]000/null$' \
     "--log: the run's tokens; no cost before the result, never 0"
 like "$(cat err)" 'run 1 was stopped after [0-9.]+s \([0-9]+ tokens, [0-9]+ turns\): budget max_tokens' \
     "the log line: stopped, what it used, why"

@@ -58,9 +58,10 @@ out=$(comp -- sh --res); ok "$(has --reset-circuit "$out"; [ $? -ne 0 ]; echo $?
 is "$(comp -t 5 -- ./dir)" ./dir1 "bash: COMMAND's arguments complete as files"
 ok "$(has echo "$(comp --loop ech)"; echo $?)" "bash: the first non-option word is a command name"
 
-# Every long option of --help is completed, documented and in zsh's list.
+# Every long option of --help all is completed, documented and in zsh's
+# list, and every option the completion knows is in --help all.
 if [ -x "$CBEXEC" ]; then
-	opts=$("$CBEXEC" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u)
+	opts=$("$CBEXEC" --help all | grep -oE -- '--[a-z][a-z-]*' | sort -u)
 	all=$(comp --)
 	missing=; missing_man=; missing_zsh=
 	for o in $opts; do
@@ -68,11 +69,16 @@ if [ -x "$CBEXEC" ]; then
 		grep -qF -- "Fl \\${o#-}" "$MAN" || missing_man="$missing_man $o"
 		grep -qF -- "$o" "$C/_cbexec" || missing_zsh="$missing_zsh $o"
 	done
-	is "$missing" "" "bash: completes every option of --help"
-	is "$missing_man" "" "man page: documents every option of --help"
-	is "$missing_zsh" "" "zsh: lists every option of --help"
+	is "$missing" "" "bash: completes every option of --help all"
+	is "$missing_man" "" "man page: documents every option of --help all"
+	is "$missing_zsh" "" "zsh: lists every option of --help all"
+	unhelped=
+	for o in $all; do
+		has "$o" "$opts" || unhelped="$unhelped $o"
+	done
+	is "$unhelped" "" "--help all: every option the completion offers"
 else
-	skip "no cbexec binary"; skip "no cbexec binary"; skip "no cbexec binary"
+	for i in 1 2 3 4; do skip "no cbexec binary"; done
 fi
 
 if command -v zsh >/dev/null 2>&1; then

@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # make install / make uninstall with DESTDIR and PREFIX: the binary, the man
-# page and both completions land where packagers expect them (zsh's in
-# site-functions, or ZSHCOMPDIR), and uninstall removes exactly those and
-# the directories install made for them.
+# page, both completions and circuit_breaker.sh land where packagers expect
+# them (zsh's in site-functions, or ZSHCOMPDIR; the library in
+# share/cbexec, or PKGDATADIR), and uninstall removes exactly those and the
+# directories install made for them.  The man page's footer names cbexec
+# and its version.
 . "$(dirname "$0")/lib.sh"
 DEST=$SCRATCH/dest
 P=$DEST/usr/local
@@ -19,13 +21,39 @@ ok "$(cmp -s "$P/share/bash-completion/completions/cbexec" "$TOP/contrib/cbexec.
 	"installs share/bash-completion/completions/cbexec"
 ok "$(cmp -s "$P/share/zsh/site-functions/_cbexec" "$TOP/contrib/_cbexec"; echo $?)" \
 	"installs share/zsh/site-functions/_cbexec (in zsh's \$fpath)"
+ok "$(cmp -s "$P/share/cbexec/circuit_breaker.sh" "$TOP/contrib/circuit_breaker.sh"; echo $?)" \
+	"installs share/cbexec/circuit_breaker.sh"
 is "$(cd "$DEST" && find . -type f | sort | tr '\n' ' ')" \
-	"./usr/local/bin/cbexec ./usr/local/share/bash-completion/completions/cbexec ./usr/local/share/man/man1/cbexec.1 ./usr/local/share/zsh/site-functions/_cbexec " \
-	"installs those four files and nothing else"
-is "$(stat -c %a "$P/bin/cbexec" "$P/share/man/man1/cbexec.1" | tr '\n' ' ')" "755 644 " \
-	"modes: binary 755, man page 644"
+	"./usr/local/bin/cbexec ./usr/local/share/bash-completion/completions/cbexec ./usr/local/share/cbexec/circuit_breaker.sh ./usr/local/share/man/man1/cbexec.1 ./usr/local/share/zsh/site-functions/_cbexec " \
+	"installs those five files and nothing else"
+is "$(stat -c %a "$P/bin/cbexec" "$P/share/man/man1/cbexec.1" "$P/share/cbexec/circuit_breaker.sh" | tr '\n' ' ')" "755 644 644 " \
+	"modes: binary 755, man page and library 644"
 out=$("$P/bin/cbexec" --version); is "$?" 0 "the installed binary runs"
 like "$out" '^cbexec [0-9]' "the installed binary prints its version"
+# The installed library works as the README shows it: sourced, on top of
+# the installed binary.
+out=$(PATH="$P/bin:$PATH" CB_NAME=inst bash -c '
+	set -euo pipefail
+	. "$1/share/cbexec/circuit_breaker.sh"
+	cb_init
+	cb_record_failure "boom"
+	cb_get_state' sh "$P" 2>&1)
+is "$out" CLOSED "sourcing the installed circuit_breaker.sh: its functions work"
+# The man page's footer: cbexec and its version, not the formatter's
+# default (groff says "BSD", mandoc the system's name).
+ver=$("$P/bin/cbexec" --version | sed -n '1s/^cbexec //p')
+if command -v groff >/dev/null 2>&1; then
+	foot=$(groff -mdoc -Tascii -P-c "$P/share/man/man1/cbexec.1" 2>/dev/null | sed '/^$/d' | tail -n 1)
+	like "$foot" "^cbexec $ver +.* +cbexec $ver\$" "groff: the footer says cbexec $ver"
+else
+	skip "no groff"
+fi
+if command -v mandoc >/dev/null 2>&1; then
+	foot=$(mandoc -Tascii "$P/share/man/man1/cbexec.1" | sed '/^$/d' | tail -n 1)
+	like "$foot" "^cbexec $ver +.* +cbexec $ver\$" "mandoc: the footer says cbexec $ver"
+else
+	skip "no mandoc"
+fi
 
 out=$(make -C "$TOP" uninstall DESTDIR="$DEST" PREFIX=/usr/local 2>&1); rc=$?
 is "$rc" 0 "make uninstall DESTDIR=... PREFIX=/usr/local"

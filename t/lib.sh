@@ -78,10 +78,12 @@ jcompact() {
 	perl -MJSON::PP -0777 -e 'print JSON::PP->new->canonical->encode(decode_json(<STDIN>)), "\n"' < "$1"
 }
 # bash_comp FILE WORD...: the bash completion function of FILE run for
-# "cbexec WORD...", the cursor on the last word; COMPREPLY one per line,
-# sorted.
+# "cbexec WORD...", the cursor on the last word, under `set -u` (as a
+# user's ~/.bashrc may have it); COMPREPLY one per line, sorted, and what
+# bash said.
 bash_comp() {
 	bash -c '
+		set -u
 		. "$1" || exit 1
 		shift
 		COMP_WORDS=(cbexec "$@")

@@ -521,7 +521,9 @@ record(struct cb_state *s, const struct cb_limits *l,
 		e.from = e.to = -1;
 		e.progress = -1;
 		e.exit_code = run->exit_code;
-		e.reason = (char *)"ignored exit code";
+		e.reason = run->ignored == CB_IGNORED_CLOSED ?
+		    (char *)"ignored: its output was closed downstream" :
+		    (char *)"ignored exit code";
 		breaker_add_event(s, l->history_size, &e);
 		return;
 	}
@@ -644,10 +646,10 @@ breaker_trip(struct cb_state *s, const struct cb_limits *l,
 		inc_long(&s->total_opens);
 		breaker_set_str(&s->stuck_task, NULL);
 	} else {
-		/* Already open: no new opening, but the operator's act and
-		 * reason still belong in the history. */
-		event_init(&e, s, EV_STATE_CHANGE, now, r, user);
-		e.from = e.to = CB_OPEN;
+		/* Already open: no new opening and no change of state (never
+		 * "OPEN -> OPEN"), but the operator's act and reason still
+		 * belong in the history: a trip event. */
+		event_init(&e, s, EV_TRIP, now, r, user);
 		breaker_add_event(s, l->history_size, &e);
 	}
 	breaker_set_str(&s->open_reason, r);

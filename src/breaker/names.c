@@ -18,7 +18,7 @@ static const char *const outcome_names[] = {
 	"SIGNAL", "NOEXEC", "NOTFOUND", "SKIP", "BUDGET"
 };
 static const char *const event_names[] = {
-	"state_change", "progress", "error", "reset", "skip"
+	"state_change", "progress", "error", "reset", "skip", "trip"
 };
 static const char *const class_names[] = {
 	"success", "recoverable", "transient", "timeout", "fatal",
@@ -146,6 +146,7 @@ breaker_init(struct cb_state *s, const char *name)
 	s->updated_at = -1;
 	s->last_run_at = -1;
 	s->last_success_at = -1;
+	s->last_run_seconds = -1;
 	s->retry_at = -1;
 	s->outcome = OUT_OK;
 	s->spent.cost_usd = s->last_usage.cost_usd = -1;

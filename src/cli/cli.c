@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Options (SPEC §1).  Every option is one row of opts[]: its long name, its
- * short letter, whether it takes a value, and the id set_option()
- * switches on to validate and store its value.  argv, the CB_* environment and the config file
- * all go through set_option(), so a value is validated the same way
- * wherever it comes from; o->origin[id] remembers the source so that a
- * lower-precedence source (CLI > env > config > phase > built-in) never
- * overrides a higher.
+ * short letter, whether it takes a value, the id set_option() switches on
+ * to validate and store its value, and its --help category and
+ * description, so an option added is one row (and its case).  argv, the
+ * CB_* environment and the config file all go through set_option(), so a
+ * value is validated the same way wherever it comes from; o->origin[id]
+ * remembers the source so that a lower-precedence source (CLI > env >
+ * config > phase > built-in) never overrides a higher.  cli_parse() reads
+ * argv in one ordered pass: a run stops at COMMAND, an operator command
+ * takes its CIRCUIT anywhere; --help renders the table, by category.
  */
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "agent.h"
 #include "cli.h"
@@ -48,89 +53,245 @@ _Static_assert(O_COUNT <= sizeof(((struct options *)0)->origin),
 	((id) >= O_SKIP && (id) <= O_STDOUT_FILE) || (id) == O_CREATE ||	\
 	(id) == O_ALL || (id) == O_ALLOW_CONFIG || (id) == O_RESET_ACCOUNT)
 
+/*
+ * --help's categories (curl's "--help CATEGORY"): each option belongs to
+ * one; COMMON marks the few that plain --help shows.
+ */
+enum help_cat { CAT_CIRCUIT, CAT_RUNNING, CAT_AGENTS, CAT_STORE,
+	CAT_THRESHOLDS, CAT_OPERATOR, CAT_RECORD, N_CATS };
+#define COMMON 0x100
+#define CAT_OF(c) ((c) & 0xff)
+
+static const struct {
+	const char *name;	/* --help NAME */
+	const char *title;	/* its heading; also accepted as a name */
+	const char *note;	/* under the heading, or NULL */
+} cats[N_CATS] = {
+	[CAT_CIRCUIT] = { "circuit", "which circuit", "CIRCUIT is a NAME, "
+	    "or a path with '/' or ending in .json" },
+	[CAT_RUNNING] = { "running", "running", "durations: N, N.N or .N "
+	    "with ms, s, m, h or d; 0 = no limit" },
+	[CAT_AGENTS] = { "agents", "agents and spend", "spend caps read a "
+	    "known agent's output (0 = no cap): a run over one is\nstopped "
+	    "as on --timeout, class budget, exit 124; a figure only its "
+	    "result\ngives applies then, and no further run starts" },
+	[CAT_STORE] = { "store", "shared store", "a circuit shared by "
+	    "many hosts; needs --name; env CBEXEC_STORE" },
+	[CAT_THRESHOLDS] = { "thresholds", "breaker thresholds", "option > "
+	    "environment > config > phase > built-in" },
+	[CAT_OPERATOR] = { "operator", "operator verbs", "a CIRCUIT without "
+	    "a state file is \"no such circuit\", 125; options may also\n"
+	    "come after CIRCUIT" },
+	[CAT_RECORD] = { "record", "recording a run", "a run a loop script "
+	    "made itself; prints nothing (-v to speak); --progress\n"
+	    "yes|no|auto, --task and --phase as for a run" },
+};
+
+/*
+ * Every option is one row: its long name, whether it takes a value, its
+ * short letter, the id set_option() switches on, its --help category
+ * (| COMMON), what follows the name in --help (" D", "[=D]"), and its
+ * description, lines of at most 50 columns, the first one able to stand
+ * alone (plain --help shows only that).
+ */
 struct opt {
 	const char *name;
 	int has_arg;		/* no_argument, required_argument, optional_ */
 	int letter;		/* short option or 0 */
 	enum opt_id id;
+	int cat;		/* enum help_cat, | COMMON */
+	const char *arg;	/* after the name in --help, or "" */
+	const char *help;
 };
 
 static const struct opt opts[] = {
-	{ "state", required_argument, 0, O_STATE },
-	{ "name", required_argument, 'N', O_NAME },
-	{ "chdir", required_argument, 'C', O_CHDIR },
-	{ "follow-symlinks", no_argument, 0, O_FOLLOW },
-	{ "status", no_argument, 0, O_STATUS },
-	{ "reset-circuit", no_argument, 0, O_RESET },
-	{ "history", no_argument, 0, O_HISTORY },
-	{ "trip", no_argument, 0, O_TRIP },
-	{ "json", no_argument, 0, O_JSON },
-	{ "last", required_argument, 0, O_LAST },
-	{ "reason", required_argument, 0, O_REASON },
-	{ "help", no_argument, 'h', O_HELP },
-	{ "version", no_argument, 'V', O_VERSION },
-	{ "phase", required_argument, 'p', O_PHASE },
-	{ "timeout", required_argument, 't', O_TIMEOUT },
-	{ "kill-after", required_argument, 'k', O_KILL_AFTER },
-	{ "signal", required_argument, 's', O_SIGNAL },
-	{ "budget", required_argument, 'T', O_BUDGET },
-	{ "iterations", required_argument, 'n', O_ITERATIONS },
-	{ "loop", no_argument, 'l', O_LOOP },
-	{ "until-success", no_argument, 0, O_UNTIL_SUCCESS },
-	{ "delay", required_argument, 0, O_DELAY },
-	{ "task", required_argument, 0, O_TASK },
-	{ "backoff", required_argument, 0, O_BACKOFF },
-	{ "config", required_argument, 'c', O_CONFIG },
-	{ "no-prompt", no_argument, 0, O_NO_PROMPT },
-	{ "quiet", no_argument, 'q', O_QUIET },
-	{ "verbose", no_argument, 'v', O_VERBOSE },
-	{ "log", required_argument, 0, O_LOG },
-	{ "metrics", required_argument, 0, O_METRICS },
-	{ "wait-lock", optional_argument, 0, O_WAIT_LOCK },
-	{ "on-state-change", required_argument, 0, O_ON_CHANGE },
-	{ "ok-exit-codes", required_argument, 0, O_OK_CODES },
-	{ "ignore-exit-codes", required_argument, 0, O_IGNORE_CODES },
-	{ "no-progress-threshold", required_argument, 0, O_NO_PROGRESS },
-	{ "same-error-threshold", required_argument, 0, O_SAME_ERROR },
-	{ "half-open-after", required_argument, 0, O_HALF_OPEN_AFTER },
-	{ "max-consecutive-errors", required_argument, 0, O_MAX_CONSEC },
-	{ "max-retries", required_argument, 0, O_MAX_RETRIES },
-	{ "cooldown", required_argument, 0, O_COOLDOWN },
-	{ "half-open-trials", required_argument, 0, O_HALF_OPEN_TRIALS },
-	{ "history-size", required_argument, 0, O_HISTORY_SIZE },
-	{ "progress", required_argument, 0, O_PROGRESS },
-	{ "progress-cmd", required_argument, 0, O_PROGRESS_CMD },
-	{ "watch", required_argument, 0, O_WATCH },
-	{ "exclude", required_argument, 0, O_EXCLUDE },
-	{ "capture-bytes", required_argument, 0, O_CAPTURE_BYTES },
-	{ "no-capture-stdout", no_argument, 0, O_NO_CAPTURE_STDOUT },
-	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS },
-	{ "exit-codes", required_argument, 0, O_EXIT_CODES },
-	{ "skip", no_argument, 0, O_SKIP },
-	{ "unskip", required_argument, 0, O_UNSKIP },
-	{ "record", no_argument, 0, O_RECORD },
-	{ "exit", required_argument, 0, O_EXIT },
-	{ "message", required_argument, 0, O_MESSAGE },
-	{ "stderr-file", required_argument, 0, O_STDERR_FILE },
-	{ "stdout-file", required_argument, 0, O_STDOUT_FILE },
-	{ "create", no_argument, 0, O_CREATE },
-	{ "all", no_argument, 0, O_ALL },
-	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG },
-	{ "agent", required_argument, 0, O_AGENT },
-	{ "idle-timeout", required_argument, 0, O_IDLE_TIMEOUT },
-	{ "max-cost", required_argument, 0, O_MAX_COST },
-	{ "max-tokens", required_argument, 0, O_MAX_TOKENS },
-	{ "max-turns", required_argument, 0, O_MAX_TURNS },
-	{ "max-repeat-calls", required_argument, 0, O_MAX_REPEAT_CALLS },
-	{ "account", required_argument, 0, O_ACCOUNT },
-	{ "reset-account", required_argument, 0, O_RESET_ACCOUNT },
-	{ "store", required_argument, 0, O_STORE },
-	{ "store-lease", required_argument, 0, O_STORE_LEASE },
-	{ "store-timeout", required_argument, 0, O_STORE_TIMEOUT },
-	{ "store-fallback", required_argument, 0, O_STORE_FALLBACK },
+	{ "state", required_argument, 0, O_STATE, CAT_CIRCUIT, " FILE",
+	    "the state file itself" },
+	{ "name", required_argument, 'N', O_NAME, CAT_CIRCUIT | COMMON,
+	    " NAME", "the circuit: $CBEXEC_STATE_DIR/NAME.json\n"
+	    "($CBEXEC_STATE_DIR defaults to\n"
+	    "${XDG_STATE_HOME:-$HOME/.local/state}/cbexec;\n"
+	    "neither --name nor --state: $CBEXEC_STATE, else\n"
+	    "the working directory's own dir-BASE-HASH.json)" },
+	{ "chdir", required_argument, 'C', O_CHDIR, CAT_CIRCUIT, " DIR",
+	    "change to DIR first; relative paths are in DIR" },
+	{ "follow-symlinks", no_argument, 0, O_FOLLOW, CAT_CIRCUIT, "",
+	    "accept a symlinked state, --log or --metrics file" },
+	{ "status", no_argument, 0, O_STATUS, CAT_OPERATOR, "",
+	    "show the circuit (exit 120 when OPEN)" },
+	{ "reset-circuit", no_argument, 0, O_RESET, CAT_OPERATOR, "",
+	    "close the circuit (waits up to 5s for the lock)" },
+	{ "history", no_argument, 0, O_HISTORY, CAT_OPERATOR, "",
+	    "the circuit's events, oldest first" },
+	{ "trip", no_argument, 0, O_TRIP, CAT_OPERATOR, "",
+	    "open the circuit by hand; no cooldown closes it" },
+	{ "json", no_argument, 0, O_JSON, CAT_OPERATOR, "",
+	    "with --status or --history: JSON (\"v\": 1;\n"
+	    "its fields: cbexec(1), JSON)" },
+	{ "last", required_argument, 0, O_LAST, CAT_OPERATOR, " N",
+	    "with --history: only the last N events" },
+	{ "reason", required_argument, 0, O_REASON, CAT_OPERATOR, " TEXT",
+	    "why, for --reset-circuit, --trip, --skip and\n"
+	    "--reset-account: kept in the history" },
+	{ "help", optional_argument, 'h', O_HELP, CAT_OPERATOR, " [CATEGORY]",
+	    "this help; all, or one category: circuit, running,\n"
+	    "agents, store, thresholds, operator, record" },
+	{ "version", no_argument, 'V', O_VERSION, CAT_OPERATOR, "",
+	    "print the version" },
+	{ "phase", required_argument, 'p', O_PHASE, CAT_RUNNING | COMMON, " P",
+	    "RED, GREEN, REFACTOR, DOCUMENT or a config phase" },
+	{ "timeout", required_argument, 't', O_TIMEOUT, CAT_RUNNING | COMMON,
+	    " D", "limit for one run (120s)" },
+	{ "kill-after", required_argument, 'k', O_KILL_AFTER, CAT_RUNNING,
+	    " D", "SIGKILL this long after the timeout signal (10s)" },
+	{ "signal", required_argument, 's', O_SIGNAL, CAT_RUNNING, " SIG",
+	    "signal sent on timeout: name or number, 0 = none" },
+	{ "budget", required_argument, 'T', O_BUDGET, CAT_RUNNING | COMMON,
+	    " D", "total time for this invocation (30m)" },
+	{ "iterations", required_argument, 'n', O_ITERATIONS,
+	    CAT_RUNNING | COMMON, " N", "at most N runs (1)" },
+	{ "loop", no_argument, 'l', O_LOOP, CAT_RUNNING | COMMON, "",
+	    "run until done, tripped, or the budget is spent" },
+	{ "until-success", no_argument, 0, O_UNTIL_SUCCESS, CAT_RUNNING, "",
+	    "with --loop/-n: stop after the first success" },
+	{ "delay", required_argument, 0, O_DELAY, CAT_RUNNING, " D",
+	    "pause between runs (0)" },
+	{ "task", required_argument, 0, O_TASK, CAT_RUNNING, " ID",
+	    "the task the run works on (STUCK rule)" },
+	{ "backoff", required_argument, 0, O_BACKOFF, CAT_RUNNING, " D[:MAX]",
+	    "after a failure wait D, doubling to MAX (10xD)" },
+	{ "config", required_argument, 'c', O_CONFIG, CAT_RUNNING, " FILE",
+	    "JSON config (default: ~/.config/cbexec/config.json,\n"
+	    "then .cbexec/config.json if approved with\n"
+	    "--allow-config: the command can write it)" },
+	{ "no-prompt", no_argument, 0, O_NO_PROMPT, CAT_RUNNING, "",
+	    "never show the menu when the circuit opens" },
+	{ "quiet", no_argument, 'q', O_QUIET, CAT_RUNNING | COMMON, "",
+	    "quieter (-qq: nothing on stderr but errors);\n"
+	    "not even the refusal of an OPEN circuit" },
+	{ "verbose", no_argument, 'v', O_VERBOSE, CAT_RUNNING | COMMON, "",
+	    "say whether a successful run made progress" },
+	{ "log", required_argument, 0, O_LOG, CAT_RUNNING | COMMON, " FILE",
+	    "append an event per line as JSON (\"v\": 1)" },
+	{ "metrics", required_argument, 0, O_METRICS, CAT_RUNNING | COMMON,
+	    " FILE", "keep a Prometheus textfile up to date" },
+	{ "wait-lock", optional_argument, 0, O_WAIT_LOCK, CAT_RUNNING, "[=D]",
+	    "wait for the lock instead of exiting BUSY (D after\n"
+	    "'=': --wait-lock=30s)" },
+	{ "on-state-change", required_argument, 0, O_ON_CHANGE, CAT_RUNNING,
+	    " CMD", "run /bin/sh -c CMD after every transition" },
+	{ "ok-exit-codes", required_argument, 0, O_OK_CODES, CAT_RUNNING,
+	    " LIST", "exit codes that count as success (0)" },
+	{ "ignore-exit-codes", required_argument, 0, O_IGNORE_CODES,
+	    CAT_RUNNING, " LIST", "exit codes that count as nothing" },
+	{ "no-progress-threshold", required_argument, 0, O_NO_PROGRESS,
+	    CAT_THRESHOLDS, " N", "open after N runs without progress;\n"
+	    "CB_NO_PROGRESS_THRESHOLD (the phase's, else 3)" },
+	{ "same-error-threshold", required_argument, 0, O_SAME_ERROR,
+	    CAT_THRESHOLDS, " N", "STUCK after the same error N times;\n"
+	    "CB_SAME_ERROR_THRESHOLD (the phase's, else 5)" },
+	{ "half-open-after", required_argument, 0, O_HALF_OPEN_AFTER,
+	    CAT_THRESHOLDS, " N", "HALF_OPEN after N runs without progress;\n"
+	    "CB_HALF_OPEN_RETRIES (2)" },
+	{ "max-consecutive-errors", required_argument, 0, O_MAX_CONSEC,
+	    CAT_THRESHOLDS, " N", "open after N failed runs in a row;\n"
+	    "CB_MAX_CONSECUTIVE_ERRORS (5)" },
+	{ "max-retries", required_argument, 0, O_MAX_RETRIES, CAT_THRESHOLDS,
+	    " N", "STUCK when the same task failed N times in a row;\n"
+	    "CB_MAX_RETRIES (3)" },
+	{ "cooldown", required_argument, 0, O_COOLDOWN, CAT_THRESHOLDS, " D",
+	    "wait before a trial run; CB_COOLDOWN (0: only an\n"
+	    "operator closes an OPEN circuit)" },
+	{ "half-open-trials", required_argument, 0, O_HALF_OPEN_TRIALS,
+	    CAT_THRESHOLDS, " N", "trial runs a cooldown allows (1)" },
+	{ "history-size", required_argument, 0, O_HISTORY_SIZE,
+	    CAT_THRESHOLDS, " N", "events the state's history keeps (100)" },
+	{ "progress", required_argument, 0, O_PROGRESS, CAT_RUNNING, " LIST",
+	    "git,files,status,cmd,exit,auto (auto); with\n"
+	    "--record: yes, no or auto" },
+	{ "progress-cmd", required_argument, 0, O_PROGRESS_CMD, CAT_RUNNING,
+	    " CMD", "prints key=value lines or one number" },
+	{ "watch", required_argument, 0, O_WATCH, CAT_RUNNING, " DIR",
+	    "directory for --progress files (repeatable)" },
+	{ "exclude", required_argument, 0, O_EXCLUDE, CAT_RUNNING, " GLOB",
+	    "left out of --progress files (repeatable)" },
+	{ "capture-bytes", required_argument, 0, O_CAPTURE_BYTES, CAT_RUNNING,
+	    " N", "tail kept of stdout and stderr (64k)" },
+	{ "no-capture-stdout", no_argument, 0, O_NO_CAPTURE_STDOUT,
+	    CAT_RUNNING, "", "the command writes straight to our stdout" },
+	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS, CAT_RUNNING, "",
+	    "leave processes the command left behind" },
+	{ "exit-codes", required_argument, 0, O_EXIT_CODES, CAT_RUNNING,
+	    " LIST", "remap 120-123: open=N,stuck=N,abort=N,busy=N" },
+	{ "skip", no_argument, 0, O_SKIP, CAT_OPERATOR, "",
+	    "give up --phase P or --task T (default: the task\n"
+	    "the circuit is stuck on, else its phase): runs\n"
+	    "for it exit 0 unstarted; the circuit CLOSES" },
+	{ "unskip", required_argument, 0, O_UNSKIP, CAT_OPERATOR, " P|T",
+	    "run that phase or task again (a reset does too)" },
+	{ "record", no_argument, 0, O_RECORD, CAT_RECORD, "",
+	    "apply one run's result as a run would" },
+	{ "exit", required_argument, 0, O_EXIT, CAT_RECORD, " N",
+	    "its exit status (0)" },
+	{ "message", required_argument, 0, O_MESSAGE, CAT_RECORD, " TEXT",
+	    "its stderr" },
+	{ "stderr-file", required_argument, 0, O_STDERR_FILE, CAT_RECORD,
+	    " F", "its stderr: the tail of file F" },
+	{ "stdout-file", required_argument, 0, O_STDOUT_FILE, CAT_RECORD,
+	    " F", "its stdout: the tail, and the status block" },
+	{ "create", no_argument, 0, O_CREATE, CAT_OPERATOR, "",
+	    "with --trip: open a circuit that has not run yet" },
+	{ "all", no_argument, 0, O_ALL, CAT_OPERATOR, "",
+	    "with --status: every circuit of the state dir (or\n"
+	    "the store), OPEN first" },
+	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG, CAT_OPERATOR,
+	    " [FILE]", "approve FILE's content (.cbexec/config.json) as\n"
+	    "the work tree's config; a changed one is refused" },
+	{ "agent", required_argument, 0, O_AGENT, CAT_AGENTS | COMMON,
+	    " NAME", "the AI client COMMAND runs (default: from its\n"
+	    "name): claude, codex, gemini, ..., or none" },
+	{ "idle-timeout", required_argument, 0, O_IDLE_TIMEOUT, CAT_RUNNING,
+	    " D", "stop a run that writes nothing (no agent event)\n"
+	    "for D, as on --timeout (0 = none)" },
+	{ "max-cost", required_argument, 0, O_MAX_COST, CAT_AGENTS | COMMON,
+	    " USD[/D]", "a cost cap: USD per run, or USD/D per window D\n"
+	    "of the circuit's runs, rolling (5,20/24h: both)" },
+	{ "max-tokens", required_argument, 0, O_MAX_TOKENS, CAT_AGENTS,
+	    " N[/D]", "a token cap: N per run, or N/D per window D of\n"
+	    "the circuit's runs; input, output and cache" },
+	{ "max-turns", required_argument, 0, O_MAX_TURNS, CAT_AGENTS, " N",
+	    "a turn cap: N per run" },
+	{ "max-repeat-calls", required_argument, 0, O_MAX_REPEAT_CALLS,
+	    CAT_AGENTS, " N", "stop a run making the same tool call N times\n"
+	    "in a row (5; 0 = off): recoverable loop, exit 124" },
+	{ "account", required_argument, 0, O_ACCOUNT, CAT_AGENTS, " NAME",
+	    "the provider account COMMAND uses; a usage limit,\n"
+	    "billing or auth failure one circuit on it meets\n"
+	    "refuses every circuit on it (120) until the reset\n"
+	    "time (then one trial) or --reset-account; env\n"
+	    "CBEXEC_ACCOUNT" },
+	{ "reset-account", required_argument, 0, O_RESET_ACCOUNT,
+	    CAT_OPERATOR, " NAME",
+	    "close account NAME's gate (no such account: 125)" },
+	{ "store", required_argument, 0, O_STORE, CAT_STORE, " URL",
+	    "keep the circuit in Redis: redis://[user:password@]\n"
+	    "host[:port][/db] or unix:///path.sock[?db=N]; the\n"
+	    "lock is a lease, every write fenced (a holder that\n"
+	    "lost its lease is refused: 125); the store's clock" },
+	{ "store-lease", required_argument, 0, O_STORE_LEASE, CAT_STORE, " D",
+	    "the lease, renewed while the run goes on (30s)" },
+	{ "store-timeout", required_argument, 0, O_STORE_TIMEOUT, CAT_STORE,
+	    " D", "bound on connecting and on each command (2s); an\n"
+	    "unreachable store is 125, COMMAND not started" },
+	{ "store-fallback", required_argument, 0, O_STORE_FALLBACK, CAT_STORE,
+	    " local|none", "run on the local state file when the store\n"
+	    "cannot be reached (said in the log and metrics)" },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static int set_help_topic(struct options *o, const char *w, char *err,
+    size_t len);
 
 static int
 parse_exit_codes(struct options *o, const char *s)
@@ -391,6 +552,8 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		}
 		if (op->id == O_RESET_ACCOUNT)
 			return set_account(&o->reset_account, op, v, err, len);
+		if (op->id == O_HELP && v != NULL)
+			return set_help_topic(o, v, err, len);
 		return 0;
 	}
 	case O_JSON:
@@ -658,30 +821,334 @@ takes_word(const struct opt *op, const char *word)
 	}
 }
 
-/* The operator options that go with one verb only. */
+/*
+ * The options that belong to some commands only, and the commands they
+ * go with: given with any other (a run above all, which would otherwise
+ * drop them without a word), they are a usage error.
+ */
+#define BIT(m) (1u << (m))
+static const struct {
+	enum opt_id id;
+	unsigned modes;
+	const char *with;
+} verb_only[] = {
+	{ O_JSON, BIT(MODE_STATUS) | BIT(MODE_HISTORY),
+	    "--status or --history" },
+	{ O_LAST, BIT(MODE_HISTORY), "--history" },
+	{ O_REASON, BIT(MODE_RESET) | BIT(MODE_TRIP) | BIT(MODE_SKIP) |
+	    BIT(MODE_RESET_ACCOUNT),
+	    "--reset-circuit, --trip, --skip or --reset-account" },
+	{ O_CREATE, BIT(MODE_TRIP), "--trip" },
+	{ O_ALL, BIT(MODE_STATUS), "--status" },
+};
+
 static int
 check_verb_options(const struct options *o, char *err, size_t len)
 {
-	if (o->create && o->mode != MODE_TRIP)
-		return errf(err, len, "--create goes only with --trip");
-	if (o->all && o->mode != MODE_STATUS)
-		return errf(err, len, "--all goes only with --status");
+	const struct opt *op;
+	size_t i;
+
+	for (i = 0; i < NELEM(verb_only); i++) {
+		if (o->origin[verb_only[i].id] != FROM_CLI ||
+		    (verb_only[i].modes & BIT(o->mode)))
+			continue;
+		for (op = opts; op->id != verb_only[i].id; op++)
+			;
+		return errf(err, len, "--%s goes only with %s%s", op->name,
+		    verb_only[i].with, o->mode == MODE_RUN ? " (a run "
+		    "would not use it)" : "");
+	}
 	return 0;
 }
 
+/* The category a --help word names: a category's name, its title or a
+ * word of it, or a unique beginning of a name; -1 if none. */
+static int
+help_category(const char *w)
+{
+	size_t i, n = strlen(w);
+	int hit = -1, hits = 0;
+	const char *t;
+
+	for (i = 0; i < N_CATS; i++) {
+		if (strcasecmp(w, cats[i].name) == 0 ||
+		    strcasecmp(w, cats[i].title) == 0)
+			return (int)i;
+		for (t = cats[i].title; *t != '\0'; t += strcspn(t, " "),
+		    t += *t == ' ') {
+			if (strncasecmp(t, w, n) == 0 &&
+			    (t[n] == ' ' || t[n] == '\0') &&
+			    strcasecmp(w, "and") != 0)
+				return (int)i;
+		}
+		if (n >= 2 && strncasecmp(w, cats[i].name, n) == 0) {
+			hit = (int)i;
+			hits++;
+		}
+	}
+	return hits == 1 ? hit : -1;
+}
+
+static int
+set_help_topic(struct options *o, const char *w, char *err, size_t len)
+{
+	size_t i;
+
+	if (strcasecmp(w, "all") != 0 && help_category(w) < 0) {
+		char list[200] = "all";
+
+		for (i = 0; i < N_CATS; i++)
+			snprintf(list + strlen(list), sizeof(list) -
+			    strlen(list), ", %s", cats[i].name);
+		return errf(err, len, "unknown help category '%s' (%s)", w,
+		    list);
+	}
+	return replace_str(&o->help_topic, w);
+}
+
+/* One option's lines of --help: all of its description, or its first. */
+static void
+put_option(FILE *f, const struct opt *op)
+{
+	char left[80];
+	const char *h = op->help, *nl;
+	int n;
+
+	if (op->letter != 0)
+		n = snprintf(left, sizeof(left), "  -%c, --%s%s", op->letter,
+		    op->name, op->arg);
+	else
+		n = snprintf(left, sizeof(left), "      --%s%s", op->name,
+		    op->arg);
+	/* The description starts in column 28, under a long name on the
+	 * next line. */
+	if (n > 26)
+		fprintf(f, "%s\n%28s", left, "");
+	else
+		fprintf(f, "%-28s", left);
+	for (;;) {
+		nl = strchr(h, '\n');
+		fprintf(f, "%.*s\n", nl != NULL ? (int)(nl - h) : (int)strlen(h),
+		    h);
+		if (nl == NULL)
+			break;
+		h = nl + 1;
+		fprintf(f, "%28s", "");
+	}
+}
+
+/* A category's heading, "Title (note):" or, for a note of several lines,
+ * "Title:" with the note under it; then its options. */
+static void
+put_category(FILE *f, int c, int first)
+{
+	const char *note = cats[c].note;
+	size_t i;
+
+	fprintf(f, "%s%c%s", first ? "" : "\n",
+	    toupper((unsigned char)cats[c].title[0]), cats[c].title + 1);
+	if (note != NULL && strchr(note, '\n') == NULL)
+		fprintf(f, " (%s):\n", note);
+	else if (note != NULL)
+		fprintf(f, ":\n%c%s.\n", toupper((unsigned char)note[0]),
+		    note + 1);
+	else
+		fputs(":\n", f);
+	for (i = 0; i < NOPTS; i++)
+		if (CAT_OF(opts[i].cat) == c)
+			put_option(f, &opts[i]);
+}
+
+static const char synopsis[] =
+"usage: cbexec [OPTIONS] [--] COMMAND [ARG...]   run COMMAND under the breaker\n"
+"       cbexec --status [--json] [CIRCUIT]        show a circuit (no lock)\n"
+"       cbexec --status --all [--json]            one line per circuit\n"
+"       cbexec --reset-circuit [--reason TEXT] [CIRCUIT]\n"
+"       cbexec --history [--json] [--last N] [CIRCUIT]\n"
+"       cbexec --trip [--create] [--reason TEXT] [CIRCUIT]  open it by hand\n"
+"       cbexec --skip [--phase P | --task T] [--reason TEXT] [CIRCUIT]\n"
+"       cbexec --unskip P|T [CIRCUIT]\n"
+"       cbexec --record [--exit N] [--message TEXT | --stderr-file F]\n"
+"              [--stdout-file F] [--progress yes|no|auto] [--task T]\n"
+"              [--phase P] [CIRCUIT]            apply a run's result\n"
+"       cbexec --allow-config [FILE]              approve a work tree's config\n"
+"       cbexec --reset-account NAME [--reason TEXT]  clear an account's gate\n"
+"       cbexec --help [all | CATEGORY] | --version\n";
+
+static const char synopsis_short[] =
+"usage: cbexec [OPTIONS] [--] COMMAND [ARG...]   run COMMAND under the breaker\n"
+"       cbexec --status [--all] [--json] [CIRCUIT]  show a circuit, or every one\n"
+"       cbexec --reset-circuit | --trip [--reason TEXT] [CIRCUIT]\n"
+"       cbexec --history [--json] [--last N] [CIRCUIT]\n"
+"       cbexec --help [all | CATEGORY] | --version\n";
+
+static const char exits[] =
+"\nExit status:\n"
+"  0        the last run succeeded or reported completion, the phase or task\n"
+"           was skipped (not run), or Skip was chosen; --status: not OPEN\n"
+"           (--status --all: none is OPEN)\n"
+"  1-119    the command's own exit status\n"
+"  120      OPEN: the circuit is open (refused, or opened now; a usage limit\n"
+"           or a spend window over its cap holds it until it frees up), or\n"
+"           its --account's gate refused the run (--status: either refuses\n"
+"           runs)\n"
+"  121      STUCK: the same error or the same task failed repeatedly\n"
+"  122      ABORT: fatal error class, or interrupted by the operator\n"
+"  123      BUSY: another cbexec holds this circuit\n"
+"  124      TIMEOUT: --timeout, --idle-timeout or --budget ran out, a per-run\n"
+"           spend cap was crossed (outcome BUDGET), or a tool-call loop\n"
+"           was stopped\n"
+"  125      ERROR: cbexec itself failed (usage, config, state, no such\n"
+"           circuit, I/O, a write error on stdout)\n"
+"  126      COMMAND found but not executable\n"
+"  127      COMMAND not found\n"
+"  128+N    the command was killed by signal N\n";
+
+static const char exits_short[] =
+"\nExit status:\n"
+"  0        the last run succeeded or reported completion; --status: not OPEN\n"
+"  1-119    the command's own exit status\n"
+"  120      OPEN: refused, or opened by this invocation\n"
+"  121      STUCK: the same error or the same task failed repeatedly\n"
+"  122      ABORT: fatal error class, or interrupted by the operator\n"
+"  123      BUSY: another cbexec holds this circuit\n"
+"  124      TIMEOUT: --timeout, --idle-timeout, --budget or a spend cap\n"
+"  125      ERROR: cbexec itself failed (usage, config, state, I/O)\n"
+"  126      COMMAND found but not executable\n"
+"  127      COMMAND not found\n"
+"  128+N    the command was killed by signal N\n";
+
+/* Plain --help: what most runs need, then where the rest is. */
+static void
+help_short(FILE *f)
+{
+	size_t i, col;
+	int c;
+
+	fputs(synopsis_short, f);
+	fputs("\nOptions most runs need (durations: N, N.N or .N with ms, s, m, "
+	    "h or d):\n", f);
+	for (i = 0; i < NOPTS; i++)
+		if (opts[i].cat & COMMON)
+			put_option(f, &opts[i]);
+	fputs("\nThe others by category (cbexec --help CATEGORY; all: every "
+	    "option):\n", f);
+	for (c = 0; c < N_CATS; c++) {
+		col = (size_t)fprintf(f, "  %-11s %s:", cats[c].name,
+		    cats[c].title);
+		for (i = 0; i < NOPTS; i++) {
+			if (CAT_OF(opts[i].cat) != c || (opts[i].cat & COMMON))
+				continue;
+			if (col + strlen(opts[i].name) + 8 > 79) {
+				fputs(" ...", f);
+				break;
+			}
+			col += (size_t)fprintf(f, " --%s", opts[i].name);
+		}
+		fputc('\n', f);
+	}
+	fputs(exits_short, f);
+	fputs("\nSee cbexec(1).\n", f);
+}
+
+void
+cli_help(FILE *f, const char *topic)
+{
+	int c, only = topic != NULL && strcasecmp(topic, "all") != 0 ?
+	    help_category(topic) : -1;
+
+	if (topic == NULL) {
+		help_short(f);
+		return;
+	}
+	if (only < 0)
+		fputs(synopsis, f);
+	for (c = 0; c < N_CATS; c++)
+		if (only < 0 || only == c)
+			put_category(f, c, only >= 0);
+	if (only < 0)
+		fputs(exits, f);
+	fputs("\nSee cbexec(1).\n", f);
+}
+
+/* What getopt_long returned in c: apply that option of argv. */
+static int
+one_option(struct options *o, int c, int argc, char **argv, char *err,
+    size_t len)
+{
+	const struct opt *op;
+
+	if (c == '?') {
+		if (optopt != 0 && optopt < 256)
+			return errf(err, len, "unknown option '-%c'", optopt);
+		return long_option_error(argv[optind - 1], err, len);
+	}
+	if (c == ':') {
+		if (optopt != 0 && optopt < 256)
+			return errf(err, len, "option '-%c' needs a value",
+			    optopt);
+		return errf(err, len, "option '%s' needs a value",
+		    argv[optind - 1]);
+	}
+	if (c >= 256)
+		op = &opts[c - 256];
+	else {
+		for (op = opts; op->letter != c; op++)
+			;
+	}
+	if (op->has_arg == no_argument && optarg != NULL)
+		return errf(err, len, "option --%s takes no value", op->name);
+	if (op->has_arg == optional_argument && optarg == NULL &&
+	    optind < argc && takes_word(op, argv[optind]))
+		return errf(err, len, "option --%s takes its value after '=': "
+		    "write --%s=%s (or put -- before a command named %s)",
+		    op->name, op->name, argv[optind], argv[optind]);
+	return apply(o, op, optarg, FROM_CLI, err, len);
+}
+
+/* The operator's CIRCUIT argument: a path, or a name. */
+static int
+set_circuit(struct options *o, const char *a, char *err, size_t len)
+{
+	const struct opt *op;
+	size_t al = strlen(a);
+
+	if (o->state_path != NULL || o->name != NULL)
+		return errf(err, len, "CIRCUIT '%s' given as well as --state "
+		    "or --name", a);
+	if (strchr(a, '/') != NULL ||
+	    (al > 5 && strcmp(a + al - 5, ".json") == 0))
+		return replace_str(&o->state_path, a);
+	if (!valid_name(a))
+		return errf(err, len, "invalid CIRCUIT '%s' (a name of "
+		    "letters, digits, '.', '_', '-', not starting with '.'; or "
+		    "a path with '/' or ending in .json)", a);
+	for (op = opts; op->id != O_NAME; op++)
+		;
+	return apply(o, op, a, FROM_CLI, err, len);
+}
+
+/*
+ * argv in one pass, in order ('-': getopt_long hands each word that is
+ * no option back as code 1, and never reorders argv).  In a run the first
+ * such word is COMMAND and parsing stops there, so COMMAND's own options
+ * are never taken as ours, whatever POSIXLY_CORRECT says; an operator
+ * command takes its words (its CIRCUIT, --help's CATEGORY) wherever they
+ * stand, and options after them, as GNU getopt's permutation would.
+ * After "--" every word is a word.
+ */
 int
 cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 {
 	struct option lopts[NOPTS + 1];
-	char shorts[3 * NOPTS + 2], *sp = shorts;
-	const struct opt *op;
+	char shorts[3 * NOPTS + 3], *sp = shorts;
+	const char *words[2];
 	size_t i;
-	int c, idx, n_cmd;
+	int c, idx, n_words = 0, first_extra = -1;
 
 	err[0] = '\0';
-	/* '+': stop at the first non-option, so COMMAND's own options are
-	 * never parsed as ours; ':': report missing arguments ourselves. */
-	*sp++ = '+';
+	/* ':': report missing arguments ourselves. */
+	*sp++ = '-';
 	*sp++ = ':';
 	for (i = 0; i < NOPTS; i++) {
 		lopts[i].name = opts[i].name;
@@ -698,87 +1165,64 @@ cli_parse(struct options *o, int argc, char **argv, char *err, size_t len)
 	memset(&lopts[NOPTS], 0, sizeof(lopts[NOPTS]));
 
 	opterr = 0;
-	optind = 1;
+	optind = 0;	/* glibc: start afresh, whatever parsed before */
 	while ((c = getopt_long(argc, argv, shorts, lopts, &idx)) != -1) {
-		if (c == '?') {
-			if (optopt != 0 && optopt < 256)
-				return errf(err, len, "unknown option '-%c'",
-				    optopt);
-			return long_option_error(argv[optind - 1], err, len);
+		if (c != 1) {
+			if (one_option(o, c, argc, argv, err, len) == -1)
+				return -1;
+			continue;
 		}
-		if (c == ':') {
-			if (optopt != 0 && optopt < 256)
-				return errf(err, len, "option '-%c' needs a "
-				    "value", optopt);
-			return errf(err, len, "option '%s' needs a value",
-			    argv[optind - 1]);
+		if (o->mode == MODE_RUN) {
+			/* COMMAND: it and all after it are the run's. */
+			optind--;
+			break;
 		}
-		if (c >= 256)
-			op = &opts[c - 256];
-		else {
-			for (op = opts; op->letter != c; op++)
-				;
-		}
-		if (op->has_arg == no_argument && optarg != NULL)
-			return errf(err, len, "option --%s takes no value",
-			    op->name);
-		if (op->has_arg == optional_argument && optarg == NULL &&
-		    optind < argc && takes_word(op, argv[optind]))
-			return errf(err, len, "option --%s takes its value "
-			    "after '=': write --%s=%s (or put -- before a "
-			    "command named %s)", op->name, op->name,
-			    argv[optind], argv[optind]);
-		if (apply(o, op, optarg, FROM_CLI, err, len) == -1)
-			return -1;
+		if (n_words < 2)
+			words[n_words] = optarg;
+		if (n_words++ == 1)
+			first_extra = optind - 1;
 	}
-	n_cmd = argc - optind;
-	if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
+	/* After "--" (or COMMAND), the rest: the run's, or more words. */
+	if (o->mode != MODE_RUN)
+		for (; optind < argc; optind++) {
+			if (n_words < 2)
+				words[n_words] = argv[optind];
+			if (n_words++ == 1)
+				first_extra = optind;
+		}
+	if (o->mode == MODE_HELP) {
+		if (n_words > 1)
+			return errf(err, len, "too many arguments: '%s'",
+			    argv[first_extra]);
+		if (n_words == 1 && o->help_topic == NULL)
+			return set_help_topic(o, words[0], err, len);
+		return 0;
+	}
+	if (o->mode == MODE_VERSION)
 		return 0;
 	if (check_verb_options(o, err, len) == -1)
 		return -1;
 	if (o->mode == MODE_RUN) {
-		if (n_cmd == 0)
+		if (optind >= argc)
 			return errf(err, len, "no COMMAND given");
 		o->argv = argv + optind;
 		return 0;
 	}
-	if (o->mode == MODE_ALLOW_CONFIG) {
-		if (n_cmd > 1)
-			return errf(err, len, "too many arguments: '%s'",
-			    argv[optind + 1]);
-		return replace_str(&o->allow_path, n_cmd == 1 ?
-		    argv[optind] : ".cbexec/config.json");
-	}
-	if (o->mode == MODE_RESET_ACCOUNT && n_cmd > 0)
+	/* Operator commands take at most one word: CIRCUIT (or FILE). */
+	if (n_words > 1)
+		return errf(err, len, "too many arguments: '%s'",
+		    argv[first_extra]);
+	if (o->mode == MODE_ALLOW_CONFIG)
+		return replace_str(&o->allow_path, n_words == 1 ? words[0] :
+		    ".cbexec/config.json");
+	if (o->mode == MODE_RESET_ACCOUNT && n_words > 0)
 		return errf(err, len, "--reset-account takes no CIRCUIT: "
-		    "'%s'", argv[optind]);
-	if (o->all && (n_cmd > 0 || o->state_path != NULL ||
+		    "'%s'", words[0]);
+	if (o->all && (n_words > 0 || o->state_path != NULL ||
 	    o->name != NULL))
 		return errf(err, len, "--status --all lists every circuit of "
 		    "the state directory: no CIRCUIT, --state or --name");
-	/* Operator commands take at most one CIRCUIT: a path or a name. */
-	if (n_cmd > 1)
-		return errf(err, len, "too many arguments: '%s'",
-		    argv[optind + 1]);
-	if (n_cmd == 1) {
-		const char *a = argv[optind];
-		size_t al = strlen(a);
-
-		if (o->state_path != NULL || o->name != NULL)
-			return errf(err, len, "CIRCUIT '%s' given as well as "
-			    "--state or --name", a);
-		if (strchr(a, '/') != NULL ||
-		    (al > 5 && strcmp(a + al - 5, ".json") == 0))
-			return replace_str(&o->state_path, a);
-		if (!valid_name(a))
-			return errf(err, len, "invalid CIRCUIT '%s' (a name of "
-			    "letters, digits, '.', '_', '-', not starting with "
-			    "'.'; or a path with '/' or ending in .json)", a);
-		for (op = opts; op->id != O_NAME; op++)
-			;
-		return apply(o, op, a, FROM_CLI, err, len);
-	}
-	return 0;
+	return n_words == 1 ? set_circuit(o, words[0], err, len) : 0;
 }
 
 static const struct opt *
@@ -821,6 +1265,14 @@ cli_config_refuses(const char *key, char *err, size_t len)
 		return 0;
 	return errf(err, len, "cannot be set in a config file (give it on "
 	    "the command line)");
+}
+
+int
+cli_given(const struct options *o, const char *key)
+{
+	const struct opt *op = find_key(key);
+
+	return op != NULL && o->origin[op->id] > FROM_DEFAULT;
 }
 
 int

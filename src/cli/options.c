@@ -98,6 +98,7 @@ options_free(struct options *o)
 	free(o->store);
 	strv_free(&o->watch);
 	strv_free(&o->exclude);
+	free(o->help_topic);
 	for (i = 0; i < o->n_phases; i++) {
 		for (j = 0; j < o->phases[i].n_metrics; j++)
 			free(o->phases[i].metrics[j].key);

@@ -1,39 +1,152 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * SHA-256 as 64 lower-case hex digits, through OpenSSL's EVP interface.
+ * SHA-256 as 64 lower-case hex digits, from OpenSSL's libcrypto.
  *
- * struct digest wraps one EVP_MD_CTX; digest_final and digest_abort are
- * the only ways out and both free it, so callers never touch OpenSSL.
+ * struct digest wraps one hash in progress; digest_final and digest_abort
+ * are the only ways out and both free it, so callers never touch OpenSSL.
+ * It uses libcrypto's own SHA256_Init/Update/Final where the library
+ * still exports them (OpenSSL 3 does, deprecated), else its EVP
+ * interface.  They compute the same function with the same code; the EVP
+ * path first sets up OpenSSL's library context and fetches SHA-256 from
+ * its default provider, which took a fresh process 0.7 ms and 1.3 MiB of
+ * resident memory, more than the load of the library itself -- and every
+ * failed run hashes its error.
  *
- * libcrypto is linked like any library, so packaging tools see it among
- * the binary's NEEDED entries and a system without it fails at start-up
- * with the dynamic loader's message naming the library.  OpenSSL is
- * initialised on the first digest, without reading its configuration
- * file (SHA-256 from the default provider needs none of it): most
- * invocations (a successful run, --status) never hash anything and so
- * never pay for the provider's set-up.
+ * libcrypto is loaded with dlopen on the first digest, by the soname of
+ * the OpenSSL the build saw: most invocations (a successful run with
+ * --name, --status) never hash anything, and mapping and relocating
+ * libcrypto at start-up cost each of them more than half a millisecond
+ * and 1.4 MiB of resident memory.  OpenSSL's configuration file is not
+ * read: SHA-256 from the default provider needs none of it.
+ *
+ * So that a packager still sees the dependency, the binary carries an ELF
+ * ".note.dlopen" (https://systemd.io/ELF_DLOPEN_METADATA/) naming that
+ * soname as required: `readelf -p .note.dlopen cbexec`, and Debian's
+ * dh_dlopenlibdeps turns it into ${dlopen:Depends}.  Where the library
+ * is missing, the first digest fails with ELIBACC and digest_error() says
+ * which library could not be loaded and why.
  */
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/opensslv.h>
+#include <openssl/sha.h>
 
 #include "core.h"
+
+/* The soname of the libcrypto built against (CRYPTO_SONAME overrides). */
+#ifndef CRYPTO_SONAME
+#define CB_STR2(x) #x
+#define CB_STR(x) CB_STR2(x)
+#if defined(OPENSSL_VERSION_MAJOR) && OPENSSL_VERSION_MAJOR >= 3
+#define CRYPTO_SONAME "libcrypto.so." CB_STR(OPENSSL_VERSION_MAJOR)
+#else
+#define CRYPTO_SONAME "libcrypto.so.1.1"
+#endif
+#endif
+
+/* The ELF dlopen note: "FDO", type 0x407c0c0a, a JSON array. */
+#define DLOPEN_JSON "[{\"feature\":\"sha256\",\"description\":" \
+	"\"SHA-256 of error and progress fingerprints\"," \
+	"\"priority\":\"required\",\"soname\":[\"" CRYPTO_SONAME "\"]}]"
+
+__attribute__((used, section(".note.dlopen")))
+_Alignas(4) static const struct {
+	uint32_t n_namesz, n_descsz, n_type;
+	char name[4];
+	_Alignas(4) char json[sizeof(DLOPEN_JSON)];
+} dlopen_note = {
+	4, sizeof(DLOPEN_JSON), 0x407c0c0a, "FDO", DLOPEN_JSON
+};
+
+/* Room for a SHA256_CTX (112 bytes in OpenSSL 1.1 and 3), kept opaque:
+ * the functions are reached through dlsym, whatever the header hides. */
+#define SHA_CTX_ROOM 256
+#ifndef OPENSSL_NO_DEPRECATED_3_0
+_Static_assert(sizeof(SHA256_CTX) <= SHA_CTX_ROOM, "SHA256_CTX fits");
+#endif
+
+static struct {
+	int state;		/* 0 not tried, 1 loaded, -1 failed */
+	char why[256];
+	/* The direct functions; NULL where libcrypto has only EVP. */
+	int (*sha_init)(void *);
+	int (*sha_update)(void *, const void *, size_t);
+	int (*sha_final)(unsigned char *, void *);
+	EVP_MD_CTX *(*ctx_new)(void);
+	void (*ctx_free)(EVP_MD_CTX *);
+	const EVP_MD *(*sha256)(void);
+	int (*init)(EVP_MD_CTX *, const EVP_MD *, ENGINE *);
+	int (*update)(EVP_MD_CTX *, const void *, size_t);
+	int (*final)(EVP_MD_CTX *, unsigned char *, unsigned int *);
+	int (*init_crypto)(uint64_t, const OPENSSL_INIT_SETTINGS *);
+} ossl;
+
+/* Casting dlsym's void * to a function pointer is what POSIX intends. */
+#define SYM(field, name) (*(void **)&ossl.field = dlsym(h, name))
 
 static int
 load(void)
 {
-	static int state;	/* 0 not tried, 1 ready, -1 failed */
+	const char *e;
+	void *h;
 
-	if (state == 0)
-		state = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
-		    OPENSSL_INIT_NO_ATEXIT, NULL) == 1 ? 1 : -1;
-	return state == 1 ? 0 : -1;
+	if (ossl.state != 0) {
+		if (ossl.state == -1)
+			errno = ELIBACC;
+		return ossl.state == 1 ? 0 : -1;
+	}
+	ossl.state = -1;
+	errno = ELIBACC;
+	if ((h = dlopen(CRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		e = dlerror();
+		snprintf(ossl.why, sizeof(ossl.why), "cannot load OpenSSL's "
+		    "libcrypto (%s) for SHA-256: %s", CRYPTO_SONAME,
+		    e != NULL ? e : "not found");
+		return -1;
+	}
+	if (SYM(sha_init, "SHA256_Init") && SYM(sha_update, "SHA256_Update") &&
+	    SYM(sha_final, "SHA256_Final")) {
+		ossl.state = 1;
+		return 0;
+	}
+	ossl.sha_init = NULL;
+	if (!SYM(ctx_new, "EVP_MD_CTX_new") ||
+	    !SYM(ctx_free, "EVP_MD_CTX_free") ||
+	    !SYM(sha256, "EVP_sha256") ||
+	    !SYM(init, "EVP_DigestInit_ex") ||
+	    !SYM(update, "EVP_DigestUpdate") ||
+	    !SYM(final, "EVP_DigestFinal_ex") ||
+	    !SYM(init_crypto, "OPENSSL_init_crypto")) {
+		snprintf(ossl.why, sizeof(ossl.why), "%s lacks the SHA-256 "
+		    "functions of the OpenSSL cbexec was built with",
+		    CRYPTO_SONAME);
+		return -1;
+	}
+	if (ossl.init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
+	    OPENSSL_INIT_NO_ATEXIT, NULL) != 1) {
+		snprintf(ossl.why, sizeof(ossl.why), "OpenSSL (%s) failed to "
+		    "initialise", CRYPTO_SONAME);
+		return -1;
+	}
+	ossl.state = 1;
+	return 0;
+}
+
+const char *
+digest_error(void)
+{
+	return ossl.state == -1 ? ossl.why : NULL;
 }
 
 struct digest {
-	EVP_MD_CTX *ctx;
+	EVP_MD_CTX *ctx;	/* NULL: the direct functions, on sha */
+	_Alignas(16) unsigned char sha[SHA_CTX_ROOM];
 };
 
 int
@@ -41,9 +154,9 @@ digest_prepare(void)
 {
 	char hex[DIGEST_HEX_LEN + 1];
 
-	/* One digest makes OpenSSL fetch SHA-256 from its provider, the
-	 * slow part of the first digest. */
-	return digest_hex("", 0, hex);
+	/* With EVP, one digest also makes OpenSSL fetch SHA-256 from its
+	 * provider, the slow part of the first digest after the load. */
+	return load() == -1 ? -1 : digest_hex("", 0, hex);
 }
 
 struct digest *
@@ -53,9 +166,15 @@ digest_new(void)
 
 	if (load() == -1 || (d = malloc(sizeof(*d))) == NULL)
 		return NULL;
-	if ((d->ctx = EVP_MD_CTX_new()) == NULL)
+	d->ctx = NULL;
+	if (ossl.sha_init != NULL) {
+		if (ossl.sha_init(d->sha) != 1)
+			goto fail;
+		return d;
+	}
+	if ((d->ctx = ossl.ctx_new()) == NULL)
 		goto fail;
-	if (EVP_DigestInit_ex(d->ctx, EVP_sha256(), NULL) != 1)
+	if (ossl.init(d->ctx, ossl.sha256(), NULL) != 1)
 		goto fail;
 	return d;
 fail:
@@ -68,7 +187,9 @@ digest_update(struct digest *d, const void *p, size_t n)
 {
 	if (n == 0)
 		return 0;
-	return EVP_DigestUpdate(d->ctx, p, n) == 1 ? 0 : -1;
+	if (d->ctx == NULL)
+		return ossl.sha_update(d->sha, p, n) == 1 ? 0 : -1;
+	return ossl.update(d->ctx, p, n) == 1 ? 0 : -1;
 }
 
 int
@@ -79,8 +200,13 @@ digest_final(struct digest *d, char hex[DIGEST_HEX_LEN + 1])
 	unsigned int n = 0, i;
 	int rc = -1;
 
-	if (EVP_DigestFinal_ex(d->ctx, md, &n) != 1 ||
-	    n * 2 != DIGEST_HEX_LEN)
+	if (d->ctx == NULL) {
+		if (ossl.sha_final(md, d->sha) != 1)
+			goto out;
+		n = SHA256_DIGEST_LENGTH;
+	} else if (ossl.final(d->ctx, md, &n) != 1)
+		goto out;
+	if (n * 2 != DIGEST_HEX_LEN)
 		goto out;
 	for (i = 0; i < n; i++) {
 		hex[2 * i] = xd[md[i] >> 4];
@@ -98,7 +224,8 @@ digest_abort(struct digest *d)
 {
 	if (d == NULL)
 		return;
-	EVP_MD_CTX_free(d->ctx);
+	if (d->ctx != NULL)
+		ossl.ctx_free(d->ctx);
 	free(d);
 }
 

@@ -53,6 +53,28 @@ ring_push(struct ring *r, const void *p, size_t n)
 		r->len += n;
 }
 
+void
+ring_room(struct ring *r, size_t n, char **a, size_t *alen, char **b,
+    size_t *blen)
+{
+	size_t end = (r->start + r->len) % r->cap;
+
+	*a = r->buf + end;
+	*alen = r->cap - end < n ? r->cap - end : n;
+	*b = r->buf;
+	*blen = n - *alen;
+}
+
+void
+ring_commit(struct ring *r, size_t n)
+{
+	if (r->len + n > r->cap) {
+		r->start = (r->start + (r->len + n - r->cap)) % r->cap;
+		r->len = r->cap;
+	} else
+		r->len += n;
+}
+
 char *
 ring_dup(const struct ring *r, size_t *len)
 {

@@ -307,6 +307,27 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 	return 0;
 }
 
+/* j with "v" first (the JSON of --status), j consumed; NULL when out of
+ * memory. */
+static cJSON *
+with_v(cJSON *j)
+{
+	cJSON *o = j != NULL ? cJSON_CreateObject() : NULL, *it;
+
+	if (o == NULL ||
+	    cJSON_AddNumberToObject(o, "v", JSON_VOCABULARY) == NULL) {
+		cJSON_Delete(o);
+		cJSON_Delete(j);
+		return NULL;
+	}
+	while ((it = j->child) != NULL) {
+		cJSON_DetachItemViaPointer(j, it);
+		cJSON_AddItemToObject(o, it->string, it);
+	}
+	cJSON_Delete(j);
+	return o;
+}
+
 /* --status: the gate's rows under the circuit's (text), or the document
  * as the "account_gate" member of the state object (json), whose
  * "account" is the name.  1 when the gate
@@ -335,7 +356,7 @@ gate_status(const struct options *o, struct store *st, const char *account,
 	refusing = a.gate == CB_OPEN && (a.retry_at < 0 ||
 	    a.retry_at > store_now(st));
 	if (o->json) {
-		j = state_to_json(s);
+		j = with_v(state_to_json(s));
 		aj = account_to_json(&a);
 		if (j == NULL || aj == NULL ||
 		    !cJSON_AddItemToObject(j, "account_gate", aj) ||

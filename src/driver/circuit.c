@@ -70,7 +70,9 @@ dir_circuit_name(char *err, size_t len)
 		return NULL;
 	}
 	if (digest_hex(cwd, strlen(cwd), hex) == -1) {
-		snprintf(err, len, "working directory: cannot hash its path");
+		snprintf(err, len, "working directory: cannot hash its path%s%s",
+		    digest_error() != NULL ? ": " : "",
+		    digest_error() != NULL ? digest_error() : "");
 		return NULL;
 	}
 	base = strrchr(cwd, '/') + 1;
@@ -87,20 +89,66 @@ dir_circuit_name(char *err, size_t len)
 
 /*
  * The working directory's circuit used to be .cbexec/state.json in the
- * tree.  That file is no longer read (the command could delete or edit
- * it); while the new one does not exist yet, say where the state went, so
- * a circuit tripped before an upgrade is not re-armed unnoticed.
+ * tree, where the command can delete or edit it; now it is kept in the
+ * state directory.  While the new one does not exist yet, the next run
+ * moves the old state there (circuit_migrate), so that a circuit tripped
+ * before an upgrade stays tripped; until then, say where it is going.
  */
 static void
 legacy_notice(const char *path)
 {
 	struct stat st;
 
-	if (lstat(".cbexec/state.json", &st) == 0 && S_ISREG(st.st_mode) &&
-	    lstat(path, &st) == -1 && errno == ENOENT)
-		fprintf(stderr, "cbexec: .cbexec/state.json is no longer read; "
-		    "this directory's circuit is %s (move the file there to "
-		    "keep its state)\n", path);
+	if (lstat(LEGACY_STATE, &st) == 0 && lstat(path, &st) == -1 &&
+	    errno == ENOENT)
+		fprintf(stderr, "cbexec: %s, this directory's circuit before, "
+		    "is no longer read here: the next run moves it to %s\n",
+		    LEGACY_STATE, path);
+}
+
+int
+circuit_migrate(const struct circuit *c, struct store *st,
+    struct cb_state *s, char *err, size_t len)
+{
+	struct cb_state old;
+	struct stat sb;
+	char why[1024];
+	int rc;
+
+	if (!c->cwd || st->kind != STORE_FILE ||
+	    lstat(LEGACY_STATE, &sb) == -1)
+		return 0;
+	/* A file cbexec once trusted: what cannot be read may have been
+	 * OPEN, so it is not passed over. */
+	if ((rc = state_load(LEGACY_STATE, 0, c->label, &old, why,
+	    sizeof(why))) == 1) {
+		/* gone since the lstat: nothing to move */
+		breaker_free(&old);
+		return 0;
+	}
+	if (rc != 0) {
+		snprintf(err, len, "%s, this directory's circuit before, "
+		    "cannot be moved to %s: %s; it may hold an OPEN circuit: "
+		    "review it, then move it there to keep it, or aside to "
+		    "start afresh", LEGACY_STATE, c->path, why);
+		return -1;
+	}
+	breaker_set_str(&old.name, c->label);
+	if (store_save(st, &old, err, len) != 0) {
+		breaker_free(&old);
+		return -1;
+	}
+	breaker_free(s);
+	*s = old;
+	/* Once moved, never again: a later deletion of the new file must
+	 * not bring the old state back. */
+	if (rename(LEGACY_STATE, LEGACY_STATE ".migrated") == -1)
+		unlink(LEGACY_STATE);
+	fprintf(stderr, "cbexec: this directory's circuit (%s%s%s) moved "
+	    "from %s to %s\n", circuit_name(old.state), old.open_reason ?
+	    ": " : "", old.open_reason ? old.open_reason : "", LEGACY_STATE,
+	    c->path);
+	return 1;
 }
 
 int
@@ -155,7 +203,10 @@ circuit_resolve(const struct options *o, struct circuit *c, char *err,
 			    " --store " : "", sq != NULL ? sq : "", name);
 		free(sq);
 		c->label = strdup(name);
-		if (r != -1 && dname != NULL)
+		c->cwd = dname != NULL;
+		/* A run or --record moves it, and says so then. */
+		if (r != -1 && dname != NULL && o->mode != MODE_RUN &&
+		    o->mode != MODE_RECORD)
 			legacy_notice(c->path);
 	}
 	free(dir);

@@ -51,6 +51,19 @@ save(struct inv *v)
 	return 0;
 }
 
+/* The --metrics textfile says what the state now says: after a run, a
+ * transition and a refusal alike (the file is left as it is when that
+ * has not changed). */
+void
+inv_metrics(struct inv *v)
+{
+	char err[4400];
+
+	if (v->rep.metrics_path != NULL &&
+	    report_metrics(&v->rep, &v->s, err, sizeof(err)) == -1)
+		report_warn(&v->rep, "%s", err);
+}
+
 /* The time for the breaker: the shared store's clock, so every host
  * means the same instant by opened_at and retry_at. */
 static double
@@ -185,6 +198,7 @@ again:
 			return CB_EXIT_ERROR;
 		report_skip(&v->rep, "skip", &res, &before, v->s.state,
 		    v->s.iteration);
+		inv_metrics(v);
 		return CB_EXIT_OK;
 	case 'm':
 		/* Typed at a terminal: make it UTF-8, and short enough
@@ -209,7 +223,10 @@ again:
 		    "reset with new guidance" : "reset from the menu");
 		report_result(v, &res, &before);
 		v->retry = 1;
-		return save(v) == -1 ? CB_EXIT_ERROR : -1;
+		if (save(v) == -1)
+			return CB_EXIT_ERROR;
+		inv_metrics(v);
+		return -1;
 	default:
 		v->s.outcome = OUT_ABORT;
 		return save(v) == -1 ? CB_EXIT_ERROR : CB_EXIT_ABORT;
@@ -282,6 +299,25 @@ run_exit(const struct sup_result *r, int fatal)
 	return r->exit_code;
 }
 
+/*
+ * Writing the command's output to ours failed for a reason other than a
+ * reader that went away (EPIPE): a full disk, EIO.  That output is lost,
+ * which is cbexec's failure, not the command's: said once, and the
+ * invocation exits 125 at the end (driver_run).
+ */
+static void
+out_errors(struct inv *v, const struct sup_result *r)
+{
+	int e = r->out_werr != 0 ? r->out_werr : r->err_werr;
+
+	if (e == 0 || v->write_err != 0)
+		return;
+	v->write_err = e;
+	fprintf(stderr, "cbexec: write error on standard %s: %s; the "
+	    "command's output is lost from there on\n", r->out_werr != 0 ?
+	    "output" : "error", strerror(e));
+}
+
 static enum cb_outcome
 run_outcome(const struct sup_result *r, int fatal)
 {
@@ -304,7 +340,6 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	struct cb_run run;
 	struct cb_result res;
 	struct run_report rr;
-	char err[512];
 	int progress, success, fatal;
 
 	success = d->c.cls == CB_CLASS_SUCCESS;
@@ -326,6 +361,14 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	run.progress = progress;
 	run.ignored = r->exec_errno == 0 && r->signo == 0 && !r->timed_out &&
 	    in_codes(&o->ignore_codes, r->exit_code) && !success;
+	/* Our stdout was closed downstream (`cbexec --loop ... | head`):
+	 * a run that then failed (SIGPIPE, EPIPE) did so for want of a
+	 * reader, which is nothing against the command. */
+	v->out_closed = r->out_gone ||
+	    (o->no_capture_stdout && r->exec_errno == 0 && sup_stdout_gone());
+	if (v->out_closed && !success && r->exec_errno == 0 && !run.ignored)
+		run.ignored = CB_IGNORED_CLOSED;
+	out_errors(v, r);
 	run.cls = d->c.cls;
 	run.type = d->c.type;
 	run.message = d->c.message;
@@ -341,6 +384,8 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	v->retry_after = d->retry_after;
 
 	breaker_record(&v->s, &o->limits, &run, now(v), &res);
+	/* --record has no duration to tell. */
+	v->s.last_run_seconds = o->mode == MODE_RECORD ? -1 : r->duration;
 	if (d->have_usage)
 		spend(v, d);
 	if (d->session != NULL)
@@ -384,9 +429,7 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	/* What the provider said holds for every circuit on the account. */
 	if (gate_learn(v, d, run.ignored) == -1)
 		return CB_EXIT_ERROR;
-	if (v->rep.metrics_path != NULL &&
-	    report_metrics(&v->rep, &v->s, r->duration, err, sizeof(err)) == -1)
-		report_warn(&v->rep, "%s", err);
+	inv_metrics(v);
 
 	if (sup_aborted())
 		return CB_EXIT_ABORT;
@@ -428,9 +471,17 @@ refuse(struct inv *v)
 		snprintf(in, sizeof(in), " (retry in %s)", duration_format(
 		    (double)(secs > 0 ? secs : 0), d, sizeof(d)));
 	}
-	fprintf(stderr, "cbexec[%s]: circuit is OPEN%s%s%s; not running. "
-	    "Reset: %s\n", v->c->label, v->s.open_reason ? ": " : "",
-	    v->s.open_reason ? v->s.open_reason : "", in, v->c->reset_hint);
+	/* One line whatever the reason says (an operator's --reason). */
+	fputs("cbexec[", stderr);
+	text_put(stderr, v->c->label);
+	fputs("]: circuit is OPEN", stderr);
+	if (v->s.open_reason != NULL) {
+		fputs(": ", stderr);
+		text_put(stderr, v->s.open_reason);
+	}
+	fprintf(stderr, "%s; not running. Reset: ", in);
+	text_put(stderr, v->c->reset_hint);
+	fputc('\n', stderr);
 	return CB_EXIT_OPEN;
 }
 
@@ -546,12 +597,13 @@ admit(struct inv *v)
 	/* The shared store's clock, as every time the breaker is given. */
 	double now = store_now(&v->st);
 
-	int go = breaker_admit(&v->s, &v->o->limits, now, &res);
+	int go = breaker_admit(&v->s, &v->o->limits, now, &res), rc;
 
 	if (res.n > 0) {
 		report_result(v, &res, &v->s);
 		if (save(v) == -1)
 			return CB_EXIT_ERROR;
+		inv_metrics(v);
 	}
 	if (go && spend_hold(v, now, &res)) {
 		go = 0;
@@ -560,13 +612,18 @@ admit(struct inv *v)
 			return CB_EXIT_ERROR;
 	}
 	if (!go) {
+		/* Refused: opened here, by an operator or by another host,
+		 * and the textfile may not say so yet. */
+		inv_metrics(v);
 		if (waitable(v))
 			return ADMIT_WAIT;
 		/* --record prints nothing unless asked (-v). */
 		return v->rep.verbosity > -2 ? refuse(v) : CB_EXIT_OPEN;
 	}
 	/* The circuit admits the run; the provider's account may not. */
-	return gate_admit(v);
+	if ((rc = gate_admit(v)) == CB_EXIT_OPEN || rc == ADMIT_WAIT)
+		inv_metrics(v);
+	return rc;
 }
 
 /* The command that unskips name on this circuit: the reset hint with
@@ -598,6 +655,7 @@ skipped(struct inv *v, const char *task)
 	hint = unskip_hint(v->c->reset_hint, k->name);
 	report_skipped(&v->rep, k, hint, v->o->mode == MODE_RECORD);
 	free(hint);
+	inv_metrics(v);
 	return 1;
 }
 
@@ -626,12 +684,20 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		store_close(&v->st);
 		return -rc;
 	}
-	if (store_load(&v->st, &v->s, err, sizeof(err)) < 0) {
+	if ((rc = store_load(&v->st, &v->s, err, sizeof(err))) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		store_close(&v->st);
 		return CB_EXIT_ERROR;
 	}
 	v->loaded = 1;
+	/* A new circuit of the working directory takes over the state it
+	 * had in the tree before (an upgrade never re-arms it). */
+	if (rc == 1 && circuit_migrate(c, &v->st, &v->s, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		inv_end(v);
+		return CB_EXIT_ERROR;
+	}
 	/* The status file goes beside the local state, in the state
 	 * directory, also when the state itself is in a shared store. */
 	if (v->st.kind == STORE_REDIS && state_mkdirs(c->path, err,
@@ -679,6 +745,17 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		v->agent = agent_by_name(o->agent);	/* NULL for "none" */
 	else if (o->argv != NULL)
 		v->agent = agent_detect(o->argv);
+	/* A --timeout the --budget always cuts short is not the limit it
+	 * looks like: say which one will stop the run. */
+	if (o->argv != NULL && o->budget > 0 && o->timeout > o->budget &&
+	    cli_given(o, "timeout")) {
+		char t[24], b[24];
+
+		report_warn(&v->rep, "--timeout %s is longer than --budget %s: "
+		    "the budget stops the run first (exit 124)",
+		    duration_format(o->timeout, t, sizeof(t)),
+		    duration_format(o->budget, b, sizeof(b)));
+	}
 	/* A cap that cannot hold is said to be so, never left to look
 	 * like one that does. */
 	if (o->argv != NULL && (o->max_cost > 0 || o->max_tokens > 0 ||
@@ -740,6 +817,12 @@ driver_run(struct options *o, const struct circuit *c)
 			ret = interrupted(&v, runs);
 			break;
 		}
+		/* Nobody reads our stdout any more: the loop ends as `yes`
+		 * ends under `head`, with the last run's status. */
+		if (runs > 0 && (v.out_closed || sup_stdout_gone())) {
+			ret = code;
+			break;
+		}
 		if (v.deadline > 0 && mono_now() >= v.deadline) {
 			/* Before any run (a long --wait-lock) nothing ran
 			 * and the state is left as it was. */
@@ -765,6 +848,8 @@ driver_run(struct options *o, const struct circuit *c)
 			break;
 		}
 		ret = code;
+		if (v.out_closed)
+			break;
 		/* "Reset and retry": one more run, whatever -n said. */
 		if (v.retry) {
 			v.retry = 0;
@@ -802,6 +887,11 @@ driver_run(struct options *o, const struct circuit *c)
 		}
 	}
 out:
+	/* Output lost to a write error is cbexec's failure, whatever the
+	 * runs did; the breaker's and the lock's statuses keep their
+	 * meaning. */
+	if (v.write_err != 0 && (ret < CB_EXIT_OPEN || ret > CB_EXIT_BUSY))
+		ret = CB_EXIT_ERROR;
 	inv_end(&v);
 	sup_done();
 	return ret;

@@ -35,6 +35,10 @@ struct inv {
 	double wait_until;	/* ADMIT_WAIT: --loop sleeps until then */
 	char *acct_dir;		/* where --account's document is, or NULL */
 	char *acct_who;		/* the circuit as the document names it */
+	int out_closed;		/* the last run found our stdout closed
+				 * downstream: the loop ends */
+	int write_err;		/* writing the command's output failed
+				 * (errno, said once): 125 at the end */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */
@@ -70,6 +74,10 @@ struct run_done {
  */
 int inv_begin(struct inv *v, struct options *o, const struct circuit *c);
 void inv_end(struct inv *v);
+
+/* Rewrite --metrics from v's state when it says something new; a
+ * failure is a warning. */
+void inv_metrics(struct inv *v);
 
 /* The store's keepalive (struct sup_cfg's, arg the inv): the lease
  * renewed, the store's clock read; -1 with the reason in v->store_err. */
@@ -143,6 +151,19 @@ char *circuit_state_dir(char *err, size_t len);
  * local state file instead, said on stderr: 1. */
 int circuit_store(const struct options *o, const struct circuit *c,
     struct store *st, int fallback);
+
+/* The working directory's circuit as it was kept before, in the tree. */
+#define LEGACY_STATE ".cbexec/state.json"
+
+/*
+ * c is the working directory's circuit, st (locked) has no state for it
+ * yet, and LEGACY_STATE is there: move that state into st (saved, *s
+ * replaced; the old file renamed to LEGACY_STATE.migrated) and say so: 1.
+ * 0 when there is nothing to move; -1 with err when it cannot be read (it
+ * may be OPEN: never passed over) or saved.
+ */
+int circuit_migrate(const struct circuit *c, struct store *st,
+    struct cb_state *s, char *err, size_t len);
 
 /* Take c's lock in st, waiting up to wait seconds (< 0 forever, 0 not at
  * all); an operator signal ends the wait.  0, or the exit status as a

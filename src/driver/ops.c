@@ -17,8 +17,10 @@
  *
  * --status --all reads every NAME.json of the state directory (not the
  * hidden temp files of a save, FILE.lock or FILE.corrupt-*), without
- * locks, and lists them by name; one that cannot be read is a row saying
- * why.  The retry time (retry_at, while a usage limit holds a circuit
+ * locks, and lists them (report_status_all() orders them, OPEN first);
+ * one that cannot be read is a row saying why.  A state directory that
+ * does not exist is an error (125), not an empty list: it is most often
+ * the wrong one.  The retry time (retry_at, while a usage limit holds a circuit
  * OPEN) is read from the file's JSON as it is.  The text adds a line per
  * account (NAME.account, --account) after the table.
  */
@@ -306,8 +308,7 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 		if (unskip.why[0] != '\0')
 			report_event(&rep, "unskip", unskip.why);
 	}
-	if (o->metrics_path != NULL &&
-	    report_metrics(&rep, &s, 0, err, sizeof(err)) == -1)
+	if (report_metrics(&rep, &s, err, sizeof(err)) == -1)
 		report_warn(&rep, "%s", err);
 	/* The state is saved; an interrupt (in the hook) still says so. */
 	rc = sup_aborted() ? CB_EXIT_ABORT : CB_EXIT_OK;
@@ -416,7 +417,7 @@ ops_status_all(const struct options *o)
 	char err[512], *dir, **names = NULL, **paths = NULL, **errs = NULL;
 	size_t n = 0, i;
 	cJSON *j;
-	int rc = CB_EXIT_ERROR, any_open = 0, any_bad = 0;
+	int rc = CB_EXIT_ERROR, any_open = 0, any_bad = 0, width, tty;
 
 	memset(&st, 0, sizeof(st));
 	if (o->store != NULL) {
@@ -437,6 +438,14 @@ ops_status_all(const struct options *o)
 			fprintf(stderr, "cbexec: %s\n", err);
 			return CB_EXIT_ERROR;
 		}
+		/* A mistyped CBEXEC_STATE_DIR, or another user's HOME, must
+		 * not read as "no circuits, all is well". */
+		if (access(dir, F_OK) == -1 && errno == ENOENT) {
+			fprintf(stderr, "cbexec: no state directory %s: no "
+			    "circuit has run with it (set CBEXEC_STATE_DIR or "
+			    "XDG_STATE_HOME as the runs do)\n", dir);
+			goto out;
+		}
 		if (circuit_files(dir, &names, &n) == -1)
 			goto out;
 	}
@@ -446,7 +455,8 @@ ops_status_all(const struct options *o)
 	}
 	if (n == 0) {
 		if (o->json)
-			report_status_all(stdout, NULL, 0, 1, 0, store_now(&st));
+			report_status_all(stdout, NULL, 0, 1, 0, 0,
+			    store_now(&st));
 		else {
 			printf("no circuits in %s\n", dir);
 			gate_list(stdout, &st, dir);
@@ -490,8 +500,9 @@ ops_status_all(const struct options *o)
 		if (states[i].state == CB_OPEN)
 			any_open = 1;
 	}
-	report_status_all(stdout, rows, n, o->json,
-	    terminal_width(STDOUT_FILENO), store_now(&st));
+	width = status_width(STDOUT_FILENO, &tty);
+	report_status_all(stdout, rows, n, o->json, width, tty,
+	    store_now(&st));
 	if (!o->json)
 		gate_list(stdout, &st, dir);
 	rc = any_open ? CB_EXIT_OPEN : any_bad ? CB_EXIT_ERROR : CB_EXIT_OK;

@@ -237,6 +237,12 @@ stop_reason(const struct options *o, struct readers *rd,
 		snprintf(d->stop_msg, sizeof(d->stop_msg), "no output for %s "
 		    "(--idle-timeout)", duration_format(o->idle_timeout, dur,
 		    sizeof(dur)));
+	} else if (d->r.budget_expired) {
+		/* Not its own --timeout: the invocation's time ran out. */
+		d->stop_type = "timeout";
+		d->stop_cls = CB_CLASS_TIMEOUT;
+		snprintf(d->stop_msg, sizeof(d->stop_msg), "the --budget of %s "
+		    "ran out", duration_format(o->budget, dur, sizeof(dur)));
 	}
 }
 
@@ -484,7 +490,8 @@ run_judge(const struct options *o, struct run_done *d, int with_stdout,
 	ret = 0;
 out:
 	if (ret == -1)
-		fprintf(stderr, "cbexec: out of memory\n");
+		fprintf(stderr, "cbexec: %s\n", digest_error() != NULL ?
+		    digest_error() : "out of memory");
 	free(e);
 	free(out);
 	return ret;

@@ -14,7 +14,16 @@
  * name and reason (cut short: a label is no place for an essay); its value
  * is when it was skipped, 0 when an older state file did not say.  With
  * --account, cbexec_account_gate{account="NAME"} is the account's gate as
- * the run last saw it.
+ * the run last saw it.  While the circuit is OPEN, cbexec_open_reason
+ * says why as one kind from a fixed table (reasons[] below: no_progress,
+ * same_error, ..., other), never the reason's text: the text holds
+ * counts, times, error messages and an operator's words, and a label
+ * made of it would start a new series at every opening.  So the series
+ * of a circuit stay as many as the table has rows, whatever happens.
+ *
+ * The file is rewritten after every run, transition, refusal and
+ * operator command, but only when what it says has changed: a cron line
+ * refused every ten minutes by an OPEN circuit writes it once.
  *
  * The text is built in memory and the file replaced atomically (temp file
  * "FILE.XXXXXX" in the same directory, fsync, rename) so node_exporter
@@ -198,9 +207,46 @@ put_spend(FILE *f, const char *l, const struct cb_state *s)
 	}
 }
 
+/*
+ * The kind of an OPEN circuit's reason, from the words the breaker and
+ * the driver open it with (breaker.c, driver.c's spend_hold): the first
+ * row whose text starts the reason (or, with anywhere, is in it) names
+ * it.
+ */
+static const struct {
+	const char *text;
+	int anywhere;
+	const char *kind;
+} reasons[] = {
+	{ "tripped by operator", 0, "tripped" },
+	{ "usage limit", 0, "usage_limit" },
+	{ "spend cap", 0, "spend_cap" },
+	{ "Trial run failed", 0, "trial_failed" },
+	{ "Same error", 0, "same_error" },
+	{ "Task ", 0, "same_task" },
+	{ "No progress", 0, "no_progress" },
+	{ " consecutive error", 1, "consecutive_errors" },
+	{ "fatal: ", 0, "fatal" },
+};
+
+static const char *
+reason_kind(const struct cb_state *s)
+{
+	const char *why = s->open_reason != NULL ? s->open_reason : "";
+	size_t i;
+
+	if (s->tripped)
+		return "tripped";
+	for (i = 0; i < NELEM(reasons); i++)
+		if (reasons[i].anywhere ? strstr(why, reasons[i].text) != NULL :
+		    strncmp(why, reasons[i].text, strlen(reasons[i].text)) == 0)
+			return reasons[i].kind;
+	return "other";
+}
+
 static char *
 metrics_text(const struct reporter *r, const struct cb_state *s,
-    double secs, size_t *len)
+    size_t *len)
 {
 	static const enum cb_class classes[] = { CB_CLASS_RECOVERABLE,
 	    CB_CLASS_TRANSIENT, CB_CLASS_TIMEOUT, CB_CLASS_FATAL,
@@ -217,6 +263,14 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 	put_head(f, "cbexec_state", "gauge",
 	    "Circuit state (0 CLOSED, 1 HALF_OPEN, 2 OPEN).");
 	put_long(f, "cbexec_state", l, NULL, (long)s->state);
+	if (s->state == CB_OPEN) {
+		put_head(f, "cbexec_open_reason", "gauge", "Why the circuit is "
+		    "OPEN, as a kind (1; only while OPEN): no_progress, "
+		    "same_error, same_task, consecutive_errors, fatal, "
+		    "usage_limit, spend_cap, trial_failed, tripped, other.");
+		fprintf(f, "cbexec_open_reason{%s,reason=\"%s\"} 1\n", l,
+		    reason_kind(s));
+	}
 	put_head(f, "cbexec_runs_total", "counter",
 	    "Runs over the circuit's lifetime.");
 	put_long(f, "cbexec_runs_total", l, NULL, s->iteration);
@@ -231,7 +285,7 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 	put_skips(f, l, s);
 	put_head(f, "cbexec_last_run_seconds", "gauge",
 	    "Duration of the last run in seconds.");
-	put_secs(f, "cbexec_last_run_seconds", l, secs);
+	put_secs(f, "cbexec_last_run_seconds", l, s->last_run_seconds);
 	put_head(f, "cbexec_no_progress_runs", "gauge",
 	    "Consecutive runs without progress.");
 	put_long(f, "cbexec_no_progress_runs", l, NULL, s->no_progress_count);
@@ -303,9 +357,34 @@ remove_stale_temps(const char *path)
 	closedir(dp);
 }
 
+/* Whether the regular file at path holds exactly text[0, len). */
+static int
+same_text(const char *path, const char *text, size_t len)
+{
+	char buf[8192];
+	size_t off = 0;
+	ssize_t n;
+	int fd, same = 0;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+	    O_NOFOLLOW)) == -1)
+		return 0;
+	for (;;) {
+		if ((n = read(fd, buf, sizeof(buf))) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0 || off + (size_t)n > len ||
+		    memcmp(buf, text + off, (size_t)n) != 0)
+			break;
+		off += (size_t)n;
+	}
+	same = n == 0 && off == len;
+	close(fd);
+	return same;
+}
+
 int
-report_metrics(struct reporter *r, const struct cb_state *s,
-    double last_run_seconds, char *err, size_t errlen)
+report_metrics(struct reporter *r, const struct cb_state *s, char *err,
+    size_t errlen)
 {
 	const char *path = r->metrics_path;
 	char *text = NULL, *tmp = NULL, real[PATH_MAX];
@@ -331,10 +410,16 @@ report_metrics(struct reporter *r, const struct cb_state *s,
 		return -1;
 	}
 	remove_stale_temps(path);
-	if ((text = metrics_text(r, s, last_run_seconds, &len)) == NULL ||
+	if ((text = metrics_text(r, s, &len)) == NULL ||
 	    (tmp = malloc(strlen(path) + 8)) == NULL) {
 		errno = ENOMEM;
 		goto fail;
+	}
+	/* Nothing new to say: the file (and its mtime) stays. */
+	if (same_text(path, text, len)) {
+		free(tmp);
+		free(text);
+		return 0;
 	}
 	/* Same directory so rename is atomic; the suffix keeps the textfile
 	 * collector (which reads *.prom) away from the partial file. */

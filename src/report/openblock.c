@@ -82,14 +82,22 @@ put_analysis(FILE *m, const struct stuck_analysis *a)
 	else
 		fprintf(m, "ANALYSIS: the last %d failures (runs %ld-%ld)\n",
 		    a->failures, a->first_run, a->last_run);
-	fprintf(m, "MOST_COMMON_ERROR: %dx %s\n", a->error_count, a->error);
-	if (a->file[0] != '\0')
-		fprintf(m, "MOST_NAMED_FILE: %s (in %d of %d)\n", a->file,
-		    a->file_count, a->failures);
-	if (a->task[0] != '\0')
-		fprintf(m, "MOST_FAILED_TASK: %s (%d of %d)\n", a->task,
-		    a->task_count, a->failures);
-	fprintf(m, "HINT: %s\n", a->hint);
+	fprintf(m, "MOST_COMMON_ERROR: %dx ", a->error_count);
+	text_put(m, a->error);
+	fputc('\n', m);
+	if (a->file[0] != '\0') {
+		fputs("MOST_NAMED_FILE: ", m);
+		text_put(m, a->file);
+		fprintf(m, " (in %d of %d)\n", a->file_count, a->failures);
+	}
+	if (a->task[0] != '\0') {
+		fputs("MOST_FAILED_TASK: ", m);
+		text_put(m, a->task);
+		fprintf(m, " (%d of %d)\n", a->task_count, a->failures);
+	}
+	fputs("HINT: ", m);
+	text_put(m, a->hint);
+	fputc('\n', m);
 }
 
 /* "phase GREEN at 2026-...Z by alice: why" */
@@ -98,13 +106,18 @@ put_skip(FILE *m, const struct cb_skip *k)
 {
 	char at[40];
 
-	fprintf(m, "%s %s", skip_kind_name(k->kind), k->name);
+	fprintf(m, "%s ", skip_kind_name(k->kind));
+	text_put(m, k->name);
 	if (k->at >= 0)
 		fprintf(m, " at %s", iso8601(k->at, at, sizeof(at)));
-	if (k->user != NULL)
-		fprintf(m, " by %s", k->user);
-	if (k->reason != NULL)
-		fprintf(m, ": %s", k->reason);
+	if (k->user != NULL) {
+		fputs(" by ", m);
+		text_put(m, k->user);
+	}
+	if (k->reason != NULL) {
+		fputs(": ", m);
+		text_put(m, k->reason);
+	}
 }
 
 static void
@@ -170,9 +183,15 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 	if ((m = open_memstream(&p, &n)) == NULL)
 		return;
 	fprintf(m, "%s---CIRCUIT_BREAKER_OPEN---%s\n", red, off);
-	fprintf(m, "CIRCUIT: %s   PHASE: %s\n", label_of(r), phase);
-	fprintf(m, "REASON: %s\n", s->open_reason != NULL ? s->open_reason :
-	    "unknown");
+	/* The circuit's, the command's and the operator's words, each
+	 * escaped: every field stays on its line. */
+	fputs("CIRCUIT: ", m);
+	text_put(m, label_of(r));
+	fputs("   PHASE: ", m);
+	text_put(m, phase);
+	fputs("\nREASON: ", m);
+	text_put(m, s->open_reason != NULL ? s->open_reason : "unknown");
+	fputc('\n', m);
 	if (s->retry_at >= 0)
 		fprintf(m, "RETRY_AT: %s\n", retry_in(s->retry_at, wall_now(),
 		    when, sizeof(when)));
@@ -192,8 +211,11 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 			fputs(" (no change)", m);
 		fputc('\n', m);
 	}
-	if (lasterr != NULL)
-		fprintf(m, "LAST_ERROR: %s\n", lasterr);
+	if (lasterr != NULL) {
+		fputs("LAST_ERROR: ", m);
+		text_put(m, lasterr);
+		fputc('\n', m);
+	}
 	fprintf(m, "SUGGESTION: %s\n", suggestion(s));
 	if (analysed)
 		put_analysis(m, &a);
@@ -202,8 +224,11 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 		put_skip(m, &s->skips[i]);
 		fputc('\n', m);
 	}
-	if (reset_hint != NULL)
-		fprintf(m, "RESET: %s\n", reset_hint);
+	if (reset_hint != NULL) {
+		fputs("RESET: ", m);
+		text_put(m, reset_hint);
+		fputc('\n', m);
+	}
 	fprintf(m, "%s---END_CIRCUIT_BREAKER_OPEN---%s\n", red, off);
 	if (fclose(m) == 0) {
 		fflush(stderr);
@@ -216,7 +241,7 @@ log:
 	add_str(o, "reason", s->open_reason);
 	if (s->retry_at >= 0)
 		add_str(o, "retry_at", iso8601(s->retry_at, when, sizeof(when)));
-	cJSON_AddNumberToObject(o, "iterations", s->iteration);
+	cJSON_AddNumberToObject(o, "iteration", s->iteration);
 	add_str(o, "phase", s->phase);
 	if (has_pass) {
 		cJSON_AddNumberToObject(o, "tests_passing", pass);

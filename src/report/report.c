@@ -52,27 +52,18 @@ usage_words(const struct cb_usage *u, char *buf, size_t len)
 		snprintf(buf + n, len - (size_t)n, ")");
 }
 
-/* The run's figures in its log object: null where the agent gave none. */
+/* The run's figures in its log object, named as the state's "spend"
+ * names them: null where the agent gave none. */
 static void
 log_usage(cJSON *o, const struct cb_usage *u)
 {
-	cJSON *t;
-
-	if (u->cost_usd >= 0)
-		cJSON_AddNumberToObject(o, "cost_usd", u->cost_usd);
-	else
-		cJSON_AddNullToObject(o, "cost_usd");
-	if ((t = cJSON_AddObjectToObject(o, "tokens")) != NULL) {
-#define FIG(k, v) if ((v) >= 0) cJSON_AddNumberToObject(t, k, (double)(v)); \
-		else cJSON_AddNullToObject(t, k)
-		FIG("input", u->input_tokens);
-		FIG("output", u->output_tokens);
-		FIG("cache", u->cache_tokens);
-	}
-	if (u->turns >= 0)
-		cJSON_AddNumberToObject(o, "turns", (double)u->turns);
-	else
-		cJSON_AddNullToObject(o, "turns");
+#define FIG(k, v) if ((v) >= 0) cJSON_AddNumberToObject(o, k, (double)(v)); \
+	else cJSON_AddNullToObject(o, k)
+	FIG("cost_usd", u->cost_usd);
+	FIG("input_tokens", u->input_tokens);
+	FIG("output_tokens", u->output_tokens);
+	FIG("cache_tokens", u->cache_tokens);
+	FIG("turns", u->turns);
 #undef FIG
 }
 
@@ -106,12 +97,16 @@ report_run(struct reporter *r, const struct run_report *rr)
 			usage_words(rr->usage, used, sizeof(used));
 		if (rr->ignored)
 			say(r, NULL, "run %ld %s after %.2fs%s: ignored "
-			    "(--ignore-exit-codes)", rr->iteration, how,
-			    rr->duration, used);
+			    "(%s)", rr->iteration, how, rr->duration, used,
+			    rr->ignored == CB_IGNORED_CLOSED ? "its output "
+			    "was closed downstream" : "--ignore-exit-codes");
 		else if (failed)
-			say(r, NULL, "run %ld %s after %.2fs%s: %s %s%s%s",
+			/* "timeout: ...", never "timeout timeout: ..." */
+			say(r, NULL, "run %ld %s after %.2fs%s: %s%s%s%s%s",
 			    rr->iteration, how, rr->duration, used,
-			    class_name(c->cls), c->type,
+			    class_name(c->cls), strcmp(class_name(c->cls),
+			    c->type) != 0 ? " " : "", strcmp(class_name(c->cls),
+			    c->type) != 0 ? c->type : "",
 			    c->message != NULL ? ": " : "",
 			    c->message != NULL ? c->message : "");
 		else
@@ -131,7 +126,7 @@ report_run(struct reporter *r, const struct run_report *rr)
 	cJSON_AddBoolToObject(o, "timed_out", rr->timed_out != 0);
 	add_str(o, "class", class_name(c != NULL ? c->cls : CB_CLASS_SUCCESS));
 	add_str(o, "type", failed ? c->type : "");
-	add_str(o, "fingerprint", failed && c->hash[0] != '\0' ? c->hash :
+	add_str(o, "error_hash", failed && c->hash[0] != '\0' ? c->hash :
 	    NULL);
 	/* The log must stay valid UTF-8 whatever the command printed. */
 	msg = failed && c->message != NULL ?
@@ -159,9 +154,9 @@ report_transition(struct reporter *r, const struct cb_transition *t,
 		say(r, circuit_color(t->to), "circuit %s -> %s: %s%s",
 		    circuit_name(t->from), circuit_name(t->to),
 		    warn ? "WARNING: " : "", t->reason);
-	if ((o = log_new(r, "transition")) != NULL) {
-		cJSON_AddStringToObject(o, "from", circuit_name(t->from));
-		cJSON_AddStringToObject(o, "to", circuit_name(t->to));
+	if ((o = log_new(r, "state_change")) != NULL) {
+		cJSON_AddStringToObject(o, "from_state", circuit_name(t->from));
+		cJSON_AddStringToObject(o, "to_state", circuit_name(t->to));
 		cJSON_AddStringToObject(o, "reason", t->reason);
 		cJSON_AddNumberToObject(o, "iteration", iteration);
 		log_put(r, o);

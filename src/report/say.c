@@ -95,20 +95,33 @@ write_all(int fd, const char *p, size_t n)
 	}
 }
 
-/* "cbexec[LABEL]: " + the message (coloured when asked) + "\n", one write. */
+/*
+ * "cbexec[LABEL]: " + the message (coloured when asked) + "\n", one
+ * write.  The message often quotes the command (its error line) or an
+ * operator (--reason): its control bytes, escapes and newlines are
+ * written escaped (text_put), so it stays one line and cannot drive the
+ * terminal.
+ */
 static void
 vsay(const struct reporter *r, const char *color, const char *fmt, va_list ap)
 {
-	char *p = NULL;
-	size_t n = 0;
+	char *p = NULL, *msg = NULL;
+	size_t n = 0, mn = 0;
 	FILE *m;
 
-	if ((m = open_memstream(&p, &n)) == NULL)
+	if ((m = open_memstream(&msg, &mn)) == NULL)
 		return;
-	fprintf(m, "cbexec[%s]: ", label_of(r));
+	vfprintf(m, fmt, ap);
+	if (fclose(m) != 0 || (m = open_memstream(&p, &n)) == NULL) {
+		free(msg);
+		return;
+	}
+	fputs("cbexec[", m);
+	text_put(m, label_of(r));
+	fputs("]: ", m);
 	if (color != NULL && r->color)
 		fputs(color, m);
-	vfprintf(m, fmt, ap);
+	text_put(m, msg);
 	if (color != NULL && r->color)
 		fputs(NOCOLOR, m);
 	fputc('\n', m);
@@ -116,6 +129,7 @@ vsay(const struct reporter *r, const char *color, const char *fmt, va_list ap)
 		fflush(stderr);
 		write_all(STDERR_FILENO, p, n);
 	}
+	free(msg);
 	free(p);
 }
 
@@ -138,7 +152,10 @@ add_str(cJSON *o, const char *key, const char *v)
 		cJSON_AddNullToObject(o, key);
 }
 
-/* A log object with ts, circuit and event filled in; NULL without --log. */
+/* A log object with v, timestamp, circuit and event filled in; NULL
+ * without --log.  The field names are the state file's (SPEC §6), and
+ * cbexec(1)'s JSON section lists each event's; v says which vocabulary,
+ * and grows only when a field changes its meaning or goes. */
 cJSON *
 log_new(const struct reporter *r, const char *event)
 {
@@ -147,7 +164,8 @@ log_new(const struct reporter *r, const char *event)
 
 	if (r->log_fd < 0 || (o = cJSON_CreateObject()) == NULL)
 		return NULL;
-	cJSON_AddStringToObject(o, "ts",
+	cJSON_AddNumberToObject(o, "v", JSON_VOCABULARY);
+	cJSON_AddStringToObject(o, "timestamp",
 	    iso8601(wall_now(), ts, sizeof(ts)));
 	cJSON_AddStringToObject(o, "circuit", label_of(r));
 	cJSON_AddStringToObject(o, "event", event);

@@ -36,7 +36,11 @@ void say(const struct reporter *r, const char *color, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* v as a string member of o, or null when v is NULL. */
 void add_str(struct cJSON *o, const char *key, const char *v);
-/* A --log object with ts, circuit and event; NULL without --log. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* A --log object with v, timestamp, circuit and event; NULL without
+ * --log. */
 struct cJSON *log_new(const struct reporter *r, const char *event);
 /* Write o as one JSON line and free it; NULL is a no-op. */
 void log_put(const struct reporter *r, struct cJSON *o);

@@ -22,8 +22,11 @@
  * "from"), wrapped to the terminal's width, each line led by the run
  * number of its first mark; NO_COLOR or TERM=dumb turn the colour off.
  * --status --all is a table like systemctl list-timers: a header, one row
- * per circuit with its columns as wide as their widest value, and on a
- * terminal each row cut to its width.
+ * per circuit, OPEN first and marked, its columns as wide as their widest
+ * value.  Fitted to a width ($COLUMNS, else a terminal's), no column is
+ * ever dropped: the times shorten to ages, then the reason and the name
+ * give up columns in turns (fit()), cut with an ellipsis.  Every JSON
+ * document carries "v" (JSON_VOCABULARY) and the state file's names.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +52,18 @@ last_change_to(const struct cb_state *s, int c)
 		    s->history[i].to == c)
 			return &s->history[i];
 	return NULL;
+}
+
+/* "timeout idle", or the class alone when the type says the same
+ * ("timeout", not "timeout timeout"). */
+static void
+put_class_type(FILE *f, const char *cls, const char *type)
+{
+	text_put(f, cls);
+	if (strcmp(cls, type) != 0) {
+		fputc(' ', f);
+		text_put(f, type);
+	}
 }
 
 /* "key: text" with the text escaped. */
@@ -120,6 +135,42 @@ last_run_of(const struct cb_state *s)
 		    s->history[i].kind == EV_ERROR)
 			return s->history[i].ts;
 	return -1;
+}
+
+/*
+ * The run the count of runs without progress starts from: the last run
+ * that made progress, or a later reset or skip, which cleared the
+ * no-progress counter (SPEC §4 rule 6): so "runs since progress" never
+ * says 3 beside "no-progress 0/3".  *reset: that it was a reset or skip
+ * (its kind in *by), else 0.
+ */
+static long
+progress_base(const struct cb_state *s, int *reset, const char **by)
+{
+	size_t i;
+
+	*reset = 0;
+	for (i = s->n_history; i-- > 0; )
+		if (s->history[i].kind == EV_RESET ||
+		    s->history[i].kind == EV_SKIP) {
+			if (s->history[i].iteration > s->last_progress_iteration) {
+				*reset = 1;
+				*by = event_kind_name(s->history[i].kind);
+				return s->history[i].iteration;
+			}
+			break;
+		}
+	return s->last_progress_iteration;
+}
+
+/* Runs since the last progress, or since a reset that came after it. */
+static long
+runs_since_progress(const struct cb_state *s)
+{
+	const char *by;
+	int reset;
+
+	return s->iteration - progress_base(s, &reset, &by);
 }
 
 /* "19:17Z" when t falls on now's UTC day, else "2026-11-20 19:17Z". */
@@ -310,14 +361,20 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
     const char *reset_hint, int json, double now)
 {
 	const struct cb_event *e = last_change_to(s, s->state);
-	const char *reason = s->open_reason;
+	const char *reason = s->open_reason, *by = NULL;
 	double since = since_of(s), last = last_run_of(s);
 	char ts[80], w[64];
+	long base;
+	int reset;
 
 	if (json) {
 		char *p = state_text(s);
 
-		if (p != NULL)
+		/* The state object with "v" first: state_text() begins
+		 * "{\n  \"version\"". */
+		if (p != NULL && strncmp(p, "{\n", 2) == 0)
+			fprintf(f, "{\n  \"v\": %d,\n%s", JSON_VOCABULARY, p + 2);
+		else if (p != NULL)
 			fputs(p, f);
 		free(p);
 		return;
@@ -344,7 +401,16 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	}
 	if (s->phase != NULL)
 		ROWT(f, "phase:", s->phase);
-	if (s->last_progress_iteration > 0)
+	base = progress_base(s, &reset, &by);
+	if (reset && s->last_progress_iteration > 0)
+		ROW(f, "runs since progress:", "%ld   (counted from the %s "
+		    "after run %ld; last progress at run %ld)",
+		    s->iteration - base, by, base, s->last_progress_iteration);
+	else if (reset)
+		ROW(f, "runs since progress:", "%ld   (counted from the %s "
+		    "after run %ld; no progress yet)", s->iteration - base, by,
+		    base);
+	else if (s->last_progress_iteration > 0)
 		ROW(f, "runs since progress:",
 		    "%ld   (last progress at run %ld)",
 		    s->iteration - s->last_progress_iteration,
@@ -370,9 +436,7 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 		    when(s->last_success_at, now, w, sizeof(w)));
 	if (s->last_error.message != NULL && s->last_error.message[0] != '\0') {
 		fprintf(f, "%-20s ", "last error:");
-		text_put(f, s->last_error.cls);
-		fputc(' ', f);
-		text_put(f, s->last_error.type);
+		put_class_type(f, s->last_error.cls, s->last_error.type);
 		fputs(": ", f);
 		text_put(f, s->last_error.message);
 		fprintf(f, " (exit %d)\n", s->last_error.exit_code);
@@ -414,6 +478,8 @@ timeline_mark(const struct cb_event *e)
 		return 'R';
 	case EV_SKIP:
 		return 'S';
+	case EV_TRIP:
+		return '!';
 	default:
 		return 0;
 	}
@@ -515,9 +581,7 @@ history_line(FILE *f, const struct cb_event *e, int digits, int kind_w)
 		break;
 	case EV_ERROR:
 		fputs("  ", f);
-		text_put(f, e->cls);
-		fputc(' ', f);
-		text_put(f, e->type);
+		put_class_type(f, e->cls, e->type);
 		if (e->exit_code >= 0)
 			fprintf(f, " (exit %d)", e->exit_code);
 		if (e->reason != NULL) {
@@ -557,7 +621,8 @@ report_history(FILE *f, const struct cb_state *s, long last, int json,
 	char num[24];
 
 	if (json) {
-		char *p = events_text(s->history + start, s->n_history - start);
+		char *p = events_text(s->history + start, s->n_history - start,
+		    "\"v\": " STR(JSON_VOCABULARY) ", ");
 
 		if (p != NULL)
 			fputs(p, f);
@@ -577,6 +642,24 @@ report_history(FILE *f, const struct cb_state *s, long last, int json,
 	}
 	for (i = start; i < s->n_history; i++)
 		history_line(f, &s->history[i], digits, kind_w);
+}
+
+int
+status_width(int fd, int *terminal)
+{
+	struct winsize ws;
+	const char *c;
+	long n;
+
+	*terminal = isatty(fd);
+	/* $COLUMNS first, also off a terminal: it is asked for. */
+	if ((c = getenv("COLUMNS")) != NULL && (n = atol(c)) > 0 && n < 10000)
+		return (int)n;
+	if (!*terminal)
+		return 0;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
 }
 
 int
@@ -602,15 +685,16 @@ enum { COL_NAME, COL_STATE, COL_SINCE, COL_PROGRESS, COL_RETRY, COL_LAST,
 	COL_REASON, N_COLS };
 
 static const char *const col_head[N_COLS] = { "CIRCUIT", "STATE", "SINCE",
-	"SINCE PROGRESS", "RETRY AT", "LAST RUN", "REASON" };
+	"PROGRESS", "RETRY AT", "LAST RUN", "REASON" };
 
-/* Runs since the last progress (all of them when none made progress). */
-static long
-runs_since_progress(const struct cb_state *s)
-{
-	return s->last_progress_iteration > 0 ?
-	    s->iteration - s->last_progress_iteration : s->iteration;
-}
+/* A cell's bytes: a name of the state directory fits whole. */
+#define CELL 300
+
+/* The mark before a circuit that refuses runs (OPEN, or unreadable), and
+ * the blank of the same width before the others. */
+#define MARK	"\u25cf "
+#define NOMARK	"  "
+#define ELLIPSIS "\u2026"
 
 /* The reason a row shows: why it is OPEN or HALF_OPEN, else NULL. */
 static const char *
@@ -623,14 +707,18 @@ reason_of(const struct cb_state *s)
 	return s->state == CB_OPEN || e == NULL ? s->open_reason : e->reason;
 }
 
-/* "19:17Z (2h13m ago)", or "-" for no time. */
+/* "19:17Z (2h13m ago)", or with short "2h13m ago" (a narrow terminal);
+ * "-" for no time. */
 static char *
-cell_time(double t, double now, char *buf, size_t len)
+cell_time(double t, double now, int short_form, char *buf, size_t len)
 {
 	char c[32], d[32];
 
 	if (t < 0)
 		snprintf(buf, len, "-");
+	else if (short_form)
+		snprintf(buf, len, t <= now ? "%s ago" : "in %s",
+		    span(t <= now ? now - t : t - now, d, sizeof(d)));
 	else if (t <= now)
 		snprintf(buf, len, "%s (%s ago)", clock_time(t, now, c,
 		    sizeof(c)), span(now - t, d, sizeof(d)));
@@ -640,18 +728,34 @@ cell_time(double t, double now, char *buf, size_t len)
 	return buf;
 }
 
-/* The cells of one row, each at most 64 bytes but the reason (pointed
- * to, not copied). */
+/* Whether the row's circuit refuses runs: OPEN, or its state unreadable. */
+static int
+refuses(const struct status_row *r)
+{
+	return r->s == NULL || r->s->state == CB_OPEN;
+}
+
+/* The order of the text: OPEN first, then the unreadable, HALF_OPEN,
+ * CLOSED; by name (the order rows come in) within each. */
+static int
+rank(const struct status_row *r)
+{
+	return r->s == NULL ? 1 : r->s->state == CB_OPEN ? 0 :
+	    r->s->state == CB_HALF_OPEN ? 2 : 3;
+}
+
+/* The cells of one row (the reason pointed to, not copied). */
 static void
-row_cells(const struct status_row *r, double now, char cell[][64],
-    const char **reason)
+row_cells(const struct status_row *r, double now, int short_form,
+    char cell[][CELL], const char **reason)
 {
 	const struct cb_state *s = r->s;
 	long n;
 
-	snprintf(cell[COL_NAME], 64, "%s", r->name);
+	snprintf(cell[COL_NAME], CELL, "%s%s", refuses(r) ? MARK : NOMARK,
+	    r->name);
 	if (s == NULL) {
-		snprintf(cell[COL_STATE], 64, "ERROR");
+		snprintf(cell[COL_STATE], CELL, "ERROR");
 		strcpy(cell[COL_SINCE], "-");
 		strcpy(cell[COL_PROGRESS], "-");
 		strcpy(cell[COL_RETRY], "-");
@@ -659,16 +763,20 @@ row_cells(const struct status_row *r, double now, char cell[][64],
 		*reason = r->error;
 		return;
 	}
-	snprintf(cell[COL_STATE], 64, "%s", circuit_name(s->state));
-	cell_time(since_of(s), now, cell[COL_SINCE], 64);
+	snprintf(cell[COL_STATE], CELL, "%s", circuit_name(s->state));
+	cell_time(since_of(s), now, short_form, cell[COL_SINCE], CELL);
 	n = runs_since_progress(s);
 	if (s->iteration == 0)
 		strcpy(cell[COL_PROGRESS], "-");
+	else if (n == 0)
+		strcpy(cell[COL_PROGRESS], "last run");
+	else if (s->last_progress_iteration == 0 && n == s->iteration)
+		strcpy(cell[COL_PROGRESS], "never");
 	else
-		snprintf(cell[COL_PROGRESS], 64, "%ld run%s", n,
+		snprintf(cell[COL_PROGRESS], CELL, "%ld run%s ago", n,
 		    n == 1 ? "" : "s");
-	cell_time(r->retry_at, now, cell[COL_RETRY], 64);
-	cell_time(last_run_of(s), now, cell[COL_LAST], 64);
+	cell_time(r->retry_at, now, short_form, cell[COL_RETRY], CELL);
+	cell_time(last_run_of(s), now, short_form, cell[COL_LAST], CELL);
 	*reason = reason_of(s);
 }
 
@@ -697,6 +805,7 @@ status_all_json(FILE *f, const struct status_row *rows, size_t n)
 
 		if ((o = cJSON_CreateObject()) == NULL)
 			break;
+		cJSON_AddNumberToObject(o, "v", JSON_VOCABULARY);
 		cJSON_AddStringToObject(o, "name", rows[i].name);
 		cJSON_AddStringToObject(o, "path", rows[i].path);
 		if (s == NULL) {
@@ -705,12 +814,14 @@ status_all_json(FILE *f, const struct status_row *rows, size_t n)
 		} else {
 			cJSON_AddStringToObject(o, "state",
 			    circuit_name(s->state));
-			add_time(o, "since", since_of(s));
+			add_time(o, "changed_at", since_of(s));
+			add_time(o, "opened_at", s->state == CB_OPEN ?
+			    s->opened_at : -1);
 			add_str(o, "reason", reason_of(s));
 			cJSON_AddNumberToObject(o, "runs_since_progress",
 			    (double)runs_since_progress(s));
 			add_time(o, "retry_at", rows[i].retry_at);
-			add_time(o, "last_run", last_run_of(s));
+			add_time(o, "last_run_at", last_run_of(s));
 			cJSON_AddNumberToObject(o, "iteration",
 			    (double)s->iteration);
 		}
@@ -723,42 +834,150 @@ status_all_json(FILE *f, const struct status_row *rows, size_t n)
 	fputs("]\n", f);
 }
 
-/* One line of cells padded to w, the last unpadded, cut to width. */
-static void
-table_line(FILE *f, const char *const *cells, const size_t *w, int width)
+/* Columns a UTF-8 string takes: one per character. */
+static size_t
+cols(const char *p)
 {
-	char *line = NULL;
-	size_t len = 0, i;
-	FILE *m;
+	size_t n = 0;
 
-	if ((m = open_memstream(&line, &len)) == NULL)
+	for (; *p != '\0'; p++)
+		n += ((unsigned char)*p & 0xC0) != 0x80;
+	return n;
+}
+
+/* s padded to w columns, or cut to w with an ellipsis; last: no padding. */
+static void
+put_cell(FILE *f, const char *s, size_t w, int last)
+{
+	size_t n = cols(s), k;
+	const char *p;
+
+	if (n <= w) {
+		fputs(s, f);
+		if (!last)
+			fprintf(f, "%*s", (int)(w - n), "");
 		return;
-	for (i = 0; i < N_COLS; i++)
-		fprintf(m, i + 1 < N_COLS ? "%-*s  " : "%.*s", i + 1 < N_COLS ?
-		    (int)w[i] : 4096, cells[i]);
-	if (fclose(m) != 0) {
+	}
+	if (w == 0)
+		return;
+	/* w - 1 characters, then the ellipsis */
+	for (p = s, k = 0; *p != '\0'; p++) {
+		if (((unsigned char)*p & 0xC0) != 0x80 && k++ == w - 1)
+			break;
+	}
+	fprintf(f, "%.*s" ELLIPSIS, (int)(p - s), s);
+}
+
+/* One line: each cell in its column, two spaces apart. */
+static void
+table_line(FILE *f, const char *const *cells, const size_t *w)
+{
+	size_t i;
+
+	for (i = 0; i < N_COLS; i++) {
+		if (i > 0)
+			fputs("  ", f);
+		put_cell(f, cells[i], w[i], i + 1 == N_COLS);
+	}
+	fputc('\n', f);
+}
+
+/* The widest cell of column j over rows and the header. */
+static size_t
+col_width(char (*cells)[N_COLS][CELL], const char **reasons, size_t n,
+    size_t j)
+{
+	size_t w = cols(col_head[j]) + (j == COL_NAME ? cols(NOMARK) : 0), i,
+	    c;
+
+	for (i = 0; i < n; i++) {
+		c = cols(j == COL_REASON ? reasons[i] : cells[i][j]);
+		if (c > w)
+			w = c;
+	}
+	return w;
+}
+
+/*
+ * The widths of the columns for a line of at most width columns (0: no
+ * limit): each column as wide as its widest cell; then, while the line
+ * is too long, the reason and the name give up columns in turns, each
+ * down to the floor of its step (a reason of 40 is still worth more than
+ * a name of 20), their cells cut with an ellipsis.  A line that still
+ * does not fit is cut at its end (put_line).
+ */
+static void
+fit(char (*cells)[N_COLS][CELL], const char **reasons, size_t n,
+    size_t width, size_t *w)
+{
+	static const struct {
+		int col;
+		size_t floor;
+	} steps[] = { { COL_REASON, 40 }, { COL_NAME, 20 },
+	    { COL_REASON, 20 }, { COL_NAME, 12 }, { COL_REASON, 8 },
+	    { COL_NAME, 8 }, { COL_REASON, 1 } };
+	size_t j, total = 2 * (N_COLS - 1), over, give;
+
+	for (j = 0; j < N_COLS; j++)
+		total += w[j] = col_width(cells, reasons, n, j);
+	if (width == 0 || total <= width)
+		return;
+	over = total - width;
+	for (j = 0; j < NELEM(steps) && over > 0; j++) {
+		if (w[steps[j].col] <= steps[j].floor)
+			continue;
+		give = w[steps[j].col] - steps[j].floor;
+		if (give > over)
+			give = over;
+		w[steps[j].col] -= give;
+		over -= give;
+	}
+}
+
+/* The line in buf, cut to width columns (0: not at all) with an
+ * ellipsis. */
+static void
+put_line(FILE *f, const char *buf, size_t width)
+{
+	size_t n = strlen(buf);
+
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	{
+		char *line = strndup(buf, n);
+
+		if (line == NULL)
+			return;
+		if (width > 0 && cols(line) > width)
+			put_cell(f, line, width, 1);
+		else
+			fputs(line, f);
 		free(line);
-		return;
 	}
-	if (width > 0 && len > (size_t)width) {
-		/* Back to the start of a character: the cut stays UTF-8. */
-		len = (size_t)width;
-		while (len > 0 && ((unsigned char)line[len] & 0xC0) == 0x80)
-			len--;
-	}
-	while (len > 0 && line[len - 1] == ' ')
-		len--;
-	fprintf(f, "%.*s\n", (int)len, line);
-	free(line);
+	fputc('\n', f);
+}
+
+static int
+by_rank(const void *a, const void *b)
+{
+	const struct status_row *const *x = a, *const *y = b;
+	int d = rank(*x) - rank(*y);
+
+	return d != 0 ? d : *x < *y ? -1 : *x > *y;
 }
 
 void
 report_status_all(FILE *f, const struct status_row *rows, size_t n,
-    int json, int width, double now)
+    int json, int width, int terminal, double now)
 {
-	char (*cells)[N_COLS][64];
-	const char **reasons, *line[N_COLS];
-	size_t w[N_COLS], i, j, open = 0;
+	char (*cells)[N_COLS][CELL] = NULL, *buf = NULL;
+	const struct status_row **order = NULL;
+	const char **reasons = NULL, *line[N_COLS];
+	size_t w[N_COLS], i, j, k, open = 0, len = 0, total;
+	int short_form;
+	FILE *m;
 
 	if (json) {
 		status_all_json(f, rows, n);
@@ -766,29 +985,60 @@ report_status_all(FILE *f, const struct status_row *rows, size_t n,
 	}
 	cells = calloc(n + 1, sizeof(*cells));
 	reasons = calloc(n + 1, sizeof(*reasons));
-	if (cells == NULL || reasons == NULL)
+	order = calloc(n + 1, sizeof(*order));
+	if (cells == NULL || reasons == NULL || order == NULL)
 		goto out;
-	for (j = 0; j < N_COLS; j++)
-		w[j] = strlen(col_head[j]);
-	for (i = 0; i < n; i++) {
-		row_cells(&rows[i], now, cells[i], &reasons[i]);
-		for (j = 0; j < COL_REASON; j++)
-			if (strlen(cells[i][j]) > w[j])
-				w[j] = strlen(cells[i][j]);
-		if (rows[i].s != NULL && rows[i].s->state == CB_OPEN)
-			open++;
+	for (i = 0; i < n; i++)
+		order[i] = &rows[i];
+	qsort(order, n, sizeof(*order), by_rank);
+	/* The long form of the times when the rest fits so beside a
+	 * reason of 40 columns (or its whole, when shorter), else the short
+	 * one. */
+	for (short_form = 0; short_form < 2; short_form++) {
+		for (i = 0; i < n; i++) {
+			row_cells(order[i], now, short_form, cells[i],
+			    &reasons[i]);
+			if (reasons[i] == NULL)
+				reasons[i] = "-";
+		}
+		total = 2 * (N_COLS - 1);
+		for (j = 0; j < N_COLS; j++) {
+			k = col_width(cells, reasons, n, j);
+			total += j == COL_REASON && k > 40 ? 40 : k;
+		}
+		if (width <= 0 || total <= (size_t)width)
+			break;
 	}
-	table_line(f, col_head, w, width);
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < COL_REASON; j++)
-			line[j] = cells[i][j];
-		line[COL_REASON] = reasons[i] != NULL ? reasons[i] : "-";
-		table_line(f, line, w, width);
+	fit(cells, reasons, n, width > 0 ? (size_t)width : 0, w);
+	for (i = 0; i <= n; i++) {
+		if ((m = open_memstream(&buf, &len)) == NULL)
+			goto out;
+		if (i == 0) {
+			for (j = 0; j < N_COLS; j++)
+				line[j] = col_head[j];
+			/* the header's first column starts under the names */
+			fputs(NOMARK, m);
+			w[COL_NAME] -= cols(NOMARK);
+			table_line(m, line, w);
+			w[COL_NAME] += cols(NOMARK);
+		} else {
+			for (j = 0; j < COL_REASON; j++)
+				line[j] = cells[i - 1][j];
+			line[COL_REASON] = reasons[i - 1];
+			table_line(m, line, w);
+			if (refuses(order[i - 1]) && order[i - 1]->s != NULL)
+				open++;
+		}
+		if (fclose(m) == 0)
+			put_line(f, buf, width > 0 ? (size_t)width : 0);
+		free(buf);
+		buf = NULL;
 	}
-	if (width > 0)
+	if (terminal)
 		fprintf(f, "\n%zu circuit%s listed, %zu OPEN.\n", n,
 		    n == 1 ? "" : "s", open);
 out:
 	free(cells);
 	free(reasons);
+	free(order);
 }

@@ -19,12 +19,17 @@ struct relay {
 	int splice;		/* wfd is a non-blocking pipe: splice into it */
 	int hold[2];		/* the pipe tee() copies into, -1 until used */
 	size_t pending;		/* bytes tee'd, still to splice out of rfd */
+	int tail_held;		/* no tap: the hold pipe keeps the tail */
+	size_t held;		/* bytes of the tail in the hold pipe */
 	char *buf;		/* bytes read but not yet written */
 	size_t off, len;
 	struct ring *ring;
 	void (*tap)(void *, const char *, size_t);
 	void *tap_arg;
 	int draining;		/* nothing to read now means the end */
+	int gone;		/* the reader went away (EPIPE) */
+	int werr;		/* the first other write error, 0: none; the
+				 * rest of the stream is read and dropped */
 	unsigned long long moved;	/* bytes passed on so far */
 	double heard_at;	/* when bytes last came from the child, on the
 				 * loop's clock; 0: never */

@@ -227,10 +227,10 @@ have_children(void)
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
 		return errno != ECHILD;
-	if (si.si_pid == 0 && watch_pid == 0)
+	if (si.si_pid == 0 && !watch_waitable)
 		return 1;		/* children, none exited yet */
-	/* Only zombies waiting for libev, or the watchdog: anything else
-	 * alive? */
+	/* Only zombies waiting for libev, or a forked watchdog: anything
+	 * else alive? */
 	{
 		pid_t tmp[1];
 

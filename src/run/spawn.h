@@ -42,5 +42,7 @@ int watch_start(void);
 void watch_group(int slot, pid_t pgid);
 void watch_stop(void);		/* at the end: it exits, reaped */
 extern pid_t watch_pid;		/* 0: none */
+/* 1 when waitid() reports the watchdog (it was forked, not cloned). */
+extern int watch_waitable;
 
 #endif

@@ -770,8 +770,9 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 
 		if (fd == -1)
 			continue;
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-		grow_pipe(fd);
+		/* Our own new pipes: no flags yet, and the default size. */
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE);
 	}
 	if (relay_init(&r.s[0], op[0], out_fd[0], out_nonblock[0], &res->out,
 	    cfg->tap, cfg->tap_arg, run_on_relay, &r) == -1 ||
@@ -815,6 +816,9 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 
 	cur = NULL;
 	run_disarm(&r);
+	res->out_gone = r.s[0].gone;
+	res->out_werr = r.s[0].werr;
+	res->err_werr = r.s[1].werr;
 	for (i = 0; i < 2; i++)
 		relay_free(&r.s[i]);
 	if (!r.reaped)
@@ -833,6 +837,16 @@ fail:
 	sup_result_free(res);
 	errno = e;
 	return -1;
+}
+
+int
+sup_stdout_gone(void)
+{
+	struct pollfd p = { STDOUT_FILENO, POLLOUT, 0 };
+
+	/* A pipe or socket whose reader has gone polls as an error. */
+	return !file_std_closed(STDOUT_FILENO) && poll(&p, 1, 0) == 1 &&
+	    (p.revents & POLLERR) != 0;
 }
 
 static void

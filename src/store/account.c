@@ -7,7 +7,7 @@
  *     {"version":1, "account":"claude-max", "gate":"OPEN",
  *      "type":"usage_limit", "reason":"usage limit until 21:00 UTC",
  *      "message":"You've hit your limit", "circuit":"nightly",
- *      "since":"ISO-8601", "retry_at":"ISO-8601", "trial_by":null,
+ *      "opened_at":"ISO-8601", "retry_at":"ISO-8601", "trial_by":null,
  *      "trial_until":null, "generation":4, "total_opens":2,
  *      "updated_at":"ISO-8601"}
  *
@@ -82,7 +82,7 @@ account_to_json(const struct cb_account *a)
 	    put_str(o, "reason", a->reason) == -1 ||
 	    put_str(o, "message", a->message) == -1 ||
 	    put_str(o, "circuit", a->circuit) == -1 ||
-	    put_time(o, "since", a->since) == -1 ||
+	    put_time(o, "opened_at", a->since) == -1 ||
 	    put_time(o, "retry_at", a->retry_at) == -1 ||
 	    put_str(o, "trial_by", a->trial_by) == -1 ||
 	    put_time(o, "trial_until", a->trial_until) == -1 ||
@@ -149,7 +149,10 @@ from_json(const cJSON *j, struct cb_account *a, char *err, size_t errlen)
 	    get_str(j, "reason", "reason", &a->reason, err, errlen) == -1 ||
 	    get_str(j, "message", "message", &a->message, err, errlen) == -1 ||
 	    get_str(j, "circuit", "circuit", &a->circuit, err, errlen) == -1 ||
+	    /* "since" until the one vocabulary of "v": 1 */
 	    get_time(j, "since", "since", 1, &a->since, err, errlen) == -1 ||
+	    get_time(j, "opened_at", "opened_at", 1, &a->since, err,
+	    errlen) == -1 ||
 	    get_time(j, "retry_at", "retry_at", 1, &a->retry_at, err,
 	    errlen) == -1 ||
 	    get_str(j, "trial_by", "trial_by", &a->trial_by, err,

@@ -217,10 +217,17 @@ ckey(struct jbuf *b, const char *k, int first)
 	puts_(b, "\": ");
 }
 
+/* One event; lead (or NULL) is text put first, a member or more
+ * ("\"v\": 1, "). */
 static void
-put_event(struct jbuf *b, const struct cb_event *e)
+put_event(struct jbuf *b, const struct cb_event *e, const char *lead)
 {
-	ckey(b, "timestamp", 1);
+	if (lead != NULL) {
+		puts_(b, "{");
+		puts_(b, lead);
+		puts_(b, "\"timestamp\": ");
+	} else
+		ckey(b, "timestamp", 1);
 	put_time_or_null(b, e->ts);
 	ckey(b, "iteration", 0);
 	put_long(b, e->iteration);
@@ -316,7 +323,7 @@ put_skips(struct jbuf *b, const struct cb_state *s)
 /* "[\n  e,\n  e\n]" with the given indent before each event. */
 static void
 put_events(struct jbuf *b, const struct cb_event *e, size_t n,
-    const char *indent, const char *close)
+    const char *indent, const char *close, const char *lead)
 {
 	size_t i;
 
@@ -328,7 +335,7 @@ put_events(struct jbuf *b, const struct cb_event *e, size_t n,
 	for (i = 0; i < n; i++) {
 		puts_(b, i > 0 ? ",\n" : "\n");
 		puts_(b, indent);
-		put_event(b, &e[i]);
+		put_event(b, &e[i], lead);
 	}
 	puts_(b, "\n");
 	puts_(b, close);
@@ -540,22 +547,28 @@ state_text(const struct cb_state *s)
 	put_time_or_null(&b, s->last_run_at);
 	key(&b, "last_success_at");
 	put_time_or_null(&b, s->last_success_at);
+	key(&b, "last_run_seconds");
+	if (s->last_run_seconds >= 0)
+		put_num(&b, (double)(long long)(s->last_run_seconds * 1000 +
+		    0.5) / 1000);
+	else
+		puts_(&b, "null");
 	key(&b, "thresholds");
 	put_limits(&b, &s->limits);
 	key(&b, "spend");
 	put_spend(&b, s);
 	key(&b, "history");
-	put_events(&b, s->history, s->n_history, "    ", "  ]");
+	put_events(&b, s->history, s->n_history, "    ", "  ]", NULL);
 	puts_(&b, "\n}");
 	return finish(&b);
 }
 
 char *
-events_text(const struct cb_event *e, size_t n)
+events_text(const struct cb_event *e, size_t n, const char *lead)
 {
 	struct jbuf b = { NULL, 0, 0, 0 };
 
-	put_events(&b, e, n, "  ", "]");
+	put_events(&b, e, n, "  ", "]", lead);
 	return finish(&b);
 }
 

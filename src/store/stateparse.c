@@ -59,7 +59,8 @@ event_fields(const cJSON *j, struct cb_event *e, char *err, size_t errlen)
 	if (!cJSON_IsString(v) ||
 	    event_kind_from_name(v->valuestring, &e->kind) == -1)
 		return bad_field(err, errlen, "event", "\"state_change\", "
-		    "\"progress\", \"error\", \"reset\" or \"skip\"");
+		    "\"progress\", \"error\", \"reset\", \"skip\" or "
+		    "\"trip\"");
 	v = member(j, "progress");
 	if (v != NULL && !cJSON_IsNull(v)) {
 		if (!cJSON_IsBool(v))
@@ -233,6 +234,19 @@ load_skips(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 			    NULL, err, errlen) == -1)
 				return -1;
 	return 0;
+}
+
+/* A span of seconds, or null (and absent: a file of before it) as -1. */
+static int
+get_seconds(const cJSON *j, const char *key, double *v, char *err,
+    size_t errlen)
+{
+	const cJSON *m = member(j, key);
+
+	*v = -1;
+	if (m == NULL || cJSON_IsNull(m))
+		return 0;
+	return get_num(j, key, key, 0, 1e12, 0, v, err, errlen);
 }
 
 /* "thresholds": null before a run recorded them; a member left out stays
@@ -520,6 +534,8 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    errlen) == -1 ||
 	    get_time(j, "last_success_at", "last_success_at", 1,
 	    &s->last_success_at, err, errlen) == -1 ||
+	    get_seconds(j, "last_run_seconds", &s->last_run_seconds, err,
+	    errlen) == -1 ||
 	    load_limits(member(j, "thresholds"), &s->limits, err,
 	    errlen) == -1 ||
 	    load_skips(j, s, err, errlen) == -1 ||
@@ -539,7 +555,9 @@ cmp_names(const void *a, const void *b)
  * disagree on which one counts (cbexec's member() takes the first, jq the
  * last), so "state":"CLOSED","state":"OPEN" must not read as CLOSED to
  * one and OPEN to another.  Each object's names are sorted and compared
- * with their neighbours; the first duplicate is named.
+ * with their neighbours; the first duplicate is named.  A small object
+ * (a history event, every object of a state file but its top) is
+ * compared pair by pair instead: sorting it cost more than its parse.
  */
 int
 no_duplicates(const cJSON *j, char *err, size_t errlen)
@@ -549,15 +567,32 @@ no_duplicates(const cJSON *j, char *err, size_t errlen)
 	size_t n = 0, i;
 	int rc = 0;
 
-	if (!cJSON_IsObject(j) && !cJSON_IsArray(j))
+	/* cJSON_IsObject() without a call into the library per node */
+	if (j == NULL || ((j->type & 0xFF) != cJSON_Object &&
+	    (j->type & 0xFF) != cJSON_Array))
 		return 0;
 	for (c = j->child; c != NULL; c = c->next) {
-		if (no_duplicates(c, err, errlen) == -1)
+		if (c->child != NULL && no_duplicates(c, err, errlen) == -1)
 			return -1;
 		n++;
 	}
-	if (!cJSON_IsObject(j) || n < 2)
+	if ((j->type & 0xFF) != cJSON_Object || n < 2)
 		return 0;
+	if (n <= 16) {
+		const cJSON *d;
+
+		for (c = j->child; c != NULL; c = c->next)
+			for (d = c->next; d != NULL; d = d->next)
+				if (c->string != NULL && d->string != NULL &&
+				    c->string[0] == d->string[0] &&
+				    strcmp(c->string, d->string) == 0) {
+					snprintf(err, errlen, "corrupt state "
+					    "file: key '%.64s' given twice",
+					    d->string);
+					return -1;
+				}
+		return 0;
+	}
 	if ((names = malloc(n * sizeof(*names))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

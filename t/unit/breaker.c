@@ -640,6 +640,10 @@ test_trip(void)
 	ok(S.opened_at == T0 + 50, "opened_at kept");
 	is_int(R.n, 0, "no transition");
 	is_str(last_event()->user, "bob", "but the act is in the history");
+	ok(last_event()->kind == EV_TRIP && last_event()->from == -1 &&
+	    last_event()->to == -1, "... as a trip, not OPEN -> OPEN");
+	is_str(last_event()->reason, "tripped by operator: maintenance",
+	    "... with its reason");
 
 	/* Tripping a circuit that a cooldown could have closed. */
 	fresh();

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The bounded ring: keeps the last cap bytes in order through wraparound,
- * oversized pushes, cap 0, embedded NULs, clear and free.
+ * oversized pushes, cap 0, embedded NULs, clear and free; and filled in
+ * place (ring_room, ring_commit), as the relay reads into it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,5 +92,32 @@ main(void)
 	ring_free(&r);
 	ring_free(&r);
 	ok(1, "ring_free twice is harmless");
+	/* In place: the same bytes as ring_push would keep, wrapping. */
+	{
+		struct ring a, b;
+		char *x, *y, *want;
+		size_t xl, yl, wl;
+		const char *parts[] = { "abc", "defgh", "ij", "klmnopq", "r" };
+		size_t k, n;
+
+		ring_init(&a, 8);
+		ring_init(&b, 8);
+		for (k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
+			n = strlen(parts[k]);
+			ring_push(&a, parts[k], n);
+			ring_room(&b, n, &x, &xl, &y, &yl);
+			memcpy(x, parts[k], xl);
+			memcpy(y, parts[k] + xl, yl);
+			ring_commit(&b, n);
+		}
+		want = ring_dup(&a, &wl);
+		holds(&b, want, wl, "filled in place: what ring_push keeps");
+		free(want);
+		holds(&b, "klmnopqr", 8, "... the last 8 bytes, in order");
+		ring_room(&b, 8, &x, &xl, &y, &yl);
+		ok(xl + yl == 8 && (yl == 0 || y == b.buf), "a whole cap: two spans from the newest byte on");
+		ring_free(&a);
+		ring_free(&b);
+	}
 	return done_testing();
 }

@@ -373,7 +373,8 @@ test_schema(void)
 		"skipped_phases", "skipped_tasks", "skips", "stuck_task",
 		"updated_at", "cooldown", "trials_left",
 		"tripped", "errors_total", "session_id", "last_run_at",
-		"last_success_at", "thresholds", "spend", "history", NULL
+		"last_success_at", "last_run_seconds", "thresholds", "spend",
+		"history", NULL
 	};
 	static const char *evkeys[] = {
 		"timestamp", "iteration", "event", "from_state", "to_state",

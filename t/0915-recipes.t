@@ -1,0 +1,263 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+# The recipes of the man page, README.md and contrib/ work as written:
+# every crontab entry installs with crontab(1) and cds before it uses the
+# project's files; the crontab.example step run under chronic mails only
+# the runs that failed; the Kubernetes CronJob runs cbexec itself (exec
+# form), so a SIGTERM reaches it as PID 1; the systemd units pass
+# systemd-analyze verify and security, and the operator commands their
+# comments give find the circuit the unit runs.  A tool that is not
+# installed (Debian: cron, moreutils, systemd, util-linux's unshare) skips
+# what needs it, saying so.
+. "$(dirname "$0")/lib.sh"
+CT=$TOP/contrib
+MAN=$TOP/man/cbexec.1
+README=$TOP/README.md
+
+# A "cbexec" on PATH for the recipes: this tree's (or $CBEXEC's).
+mkdir -p bin
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$CBEXEC" > bin/cbexec
+chmod +x bin/cbexec
+
+# --- crontab entries --------------------------------------------------
+# cron_blocks: each block of the documents that holds a crontab entry
+# (a .Bd -literal display of the man page, a fenced block of the README,
+# the whole of contrib/crontab.example), as files cron.N, their origin in
+# cron.N.from.
+perl -e '
+	my $cron = qr{^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)\s|(?:[-0-9*/,]+\s+){3}(?:[-0-9*/,A-Za-z]+\s+){2}\S)};
+	my ($n, @blocks) = (0);
+	sub unroff { my $l = shift; $l =~ s/\\e/\\/g; $l =~ s/\\\(dq/"/g;
+		$l =~ s/\\\(aq/\x27/g; $l =~ s/\\&//g; $l =~ s/\\-/-/g; $l }
+	my ($man, $readme, $example) = @ARGV;
+	open my $f, "<", $man or die; my ($in, @b, $start);
+	while (<$f>) {
+		if (/^\.Bd -literal/) { $in = 1; @b = (); $start = $.; next }
+		if ($in && /^\.Ed/) { $in = 0; push @blocks, ["man/cbexec.1:$start", @b]; next }
+		push @b, unroff($_) if $in && !/^\.(?:Pp|Ed)/;
+	}
+	close $f; open $f, "<", $readme or die; $in = 0;
+	while (<$f>) {
+		if (!$in && /^```/) { $in = 1; @b = (); $start = $.; next }
+		if ($in && /^```/) { $in = 0; push @blocks, ["README.md:$start", @b]; next }
+		push @b, $_ if $in;
+	}
+	close $f; open $f, "<", $example or die;
+	push @blocks, ["contrib/crontab.example", <$f>];
+	for my $bl (@blocks) {
+		my ($from, @l) = @$bl;
+		next unless grep { /$cron/ } @l;
+		open my $o, ">", "cron.$n" or die; print $o @l; close $o;
+		open $o, ">", "cron.$n.from" or die; print $o "$from\n"; close $o;
+		$n++;
+	}
+' "$MAN" "$README" "$CT/crontab.example"
+nblocks=$(ls cron.[0-9]* 2>/dev/null | grep -vc from)
+ok "$([ "$nblocks" -ge 4 ]; echo $?)" "crontab entries found in the man page, README and contrib ($nblocks blocks)"
+
+# Each entry, one per line: those that use the project's files cd there
+# first (cron starts in $HOME), none holds a bare % (cron makes it a
+# newline), and an agent step is quiet when it goes well (chronic, or its
+# output in a log): cron mails whatever a job prints.
+bad=
+for f in cron.[0-9]*; do
+	case $f in *.from) continue ;; esac
+	from=$(cat "$f.from")
+	bad=$bad$(FROM=$from perl -ne '
+		next unless /^\s*(?:@\w+|(?:[-0-9*\/,]+\s+){3}[-0-9*\/,A-Za-z]+\s+[-0-9*\/,A-Za-z]+)\s+(\S.*)$/;
+		my $c = $1;
+		print "$ENV{FROM}: no cd before the project files: $c\n"
+		    if ($c =~ /PROMPT\.md|\.\/agent-step/ && $c !~ /^cd\s+\S+\s*&&/);
+		print "$ENV{FROM}: a bare % (cron turns it into a newline): $c\n"
+		    if $c =~ /(?<!\\)%/;
+		print "$ENV{FROM}: an agent step whose output cron would mail every time: $c\n"
+		    if ($c =~ /PROMPT\.md|agent-step/ && $c !~ /\bchronic\s+cbexec|>>\s*\S+\s+2>&1/);
+	' < "$f")
+done
+is "$bad" "" "crontab entries: cd first, no bare %, quiet agent steps"
+
+if [ "$(id -u)" = 0 ] && command -v crontab >/dev/null 2>&1 &&
+    id nobody >/dev/null 2>&1; then
+	# nobody's crontab, kept and put back afterwards.
+	if crontab -u nobody -l > saved.cron 2>/dev/null; then had=1; else had=; fi
+	trap 'if [ -n "$had" ]; then crontab -u nobody saved.cron; else crontab -u nobody -r 2>/dev/null; fi; cd /; rm -rf "$SCRATCH" "$T_TMP"' EXIT
+	for f in cron.[0-9]*; do
+		case $f in *.from) continue ;; esac
+		err=$(crontab -u nobody "$f" 2>&1)
+		is "$?:$err" "0:" "crontab installs the entries of $(cat "$f.from")"
+	done
+	# The check is real: a continued line is refused.
+	printf '*/10 * * * *  cbexec --name n \\\n    -- true\n' > cont.cron
+	crontab -u nobody cont.cron 2>/dev/null
+	ok "$([ $? -ne 0 ]; echo $?)" "crontab refuses a line continued with a backslash"
+else
+	skip "crontab(1) not installed (Debian package cron) or not root: the documented crontab entries are not installed"
+fi
+
+# --- The crontab.example step under chronic ----------------------------
+# Run as cron would: its command line through sh, in a HOME with the
+# project, a stand-in claude that prints a lot and succeeds or fails.
+mkdir -p home/src/app fake
+echo "make the tests pass" > home/src/app/PROMPT.md
+cat > fake/claude <<'EOF'
+#!/bin/sh
+echo "agent chatter: $*"
+echo "agent: more output"
+echo x >> "$HOME/ran"
+[ "$(cat "$HOME/outcome")" = ok ] && exit 0
+echo "Error: the build failed" >&2
+exit 1
+EOF
+chmod +x fake/claude
+step=$(grep -E '^\*/10 .*PROMPT\.md' "$CT/crontab.example" | head -1 |
+    sed -E 's/^([^ ]+ +){5}//')
+cronrun() {	# cronrun OUTCOME: the step once; its output in cron.out
+	echo "$1" > home/outcome
+	env -i HOME="$SCRATCH/home" LOGNAME=nobody SHELL=/bin/sh \
+	    PATH="$SCRATCH/fake:$SCRATCH/bin:/usr/bin:/bin" \
+	    CBEXEC_STATE_DIR="$CBEXEC_STATE_DIR" sh -c "$step" > cron.out 2>&1
+}
+if [ -n "$step" ] && command -v chronic >/dev/null 2>&1; then
+	cronrun ok
+	is "$?:$(cat cron.out)" "0:" "crontab.example's step, a run that went well: nothing for cron to mail"
+	ok "$(test -s home/ran; echo $?)" "... the agent did run"
+	cronrun fail
+	rc=$?
+	like "$(cat cron.out)" "agent chatter" "a failed run: its output is mailed"
+	ok "$([ "$rc" -ne 0 ]; echo $?)" "... (exit $rc)"
+	cronrun fail
+	like "$(cat cron.out)" "CIRCUIT_BREAKER_OPEN" "the run that opens the circuit: the OPEN block is mailed"
+	runs=$(wc -l < home/ran)
+	cronrun ok
+	is "$?:$(cat cron.out)" "120:" "then every refused invocation: exit 120, nothing mailed"
+	is "$(wc -l < home/ran)" "$runs" "... and the agent does not run"
+else
+	skip "chronic(1) not installed (Debian package moreutils): the crontab.example step is not run"
+fi
+
+# --- The Kubernetes CronJob: exec form, cbexec as PID 1 ----------------
+# The container's command and args, parsed from the YAML (flow or block
+# sequences of plain or quoted scalars), one per line in k8s.argv.
+perl -e '
+	my ($key, $ind, @argv);
+	while (<>) {
+		next if /^\s*#/ || /^\s*$/;
+		if (/^(\s*)(command|args):\s*(.*?)\s*$/) {
+			($key, $ind) = ($2, length $1);
+			my $v = $3;
+			if ($v =~ /^\[(.*)\]$/) {
+				push @argv, map { s/^\s*"?|"?\s*$//gr } split /,/, $1;
+				$key = undef;
+			}
+			next;
+		}
+		if (defined $key && /^(\s*)-\s+(.*?)\s*$/ && length($1) >= $ind) {
+			my $v = $2;
+			$v =~ s/^"(.*)"$/$1/ or $v =~ s/^\x27(.*)\x27$/$1/;
+			push @argv, $v;
+			next;
+		}
+		$key = undef;
+	}
+	print "$_\n" for @argv;
+' "$CT/cbexec-k8s-cronjob.yaml" > k8s.argv
+argv0=$(head -1 k8s.argv)
+case $(basename "$argv0") in
+cbexec) k8s_exec=0 ;;
+sh|bash) grep -Eq '(^|[;&|[:space:]])exec +cbexec ' k8s.argv; k8s_exec=$? ;;
+*) k8s_exec=1 ;;
+esac
+ok "$k8s_exec" "the CronJob runs cbexec itself (argv[0] $argv0), not behind a shell"
+like "$(tr '\n' ' ' < k8s.argv)" '(^| )-- \./agent-step\.sh $' "... the step after --"
+
+if command -v unshare >/dev/null 2>&1 &&
+    unshare --pid --fork true 2>/dev/null && [ -z "$UNDER_VALGRIND" ]; then
+	mkdir -p pod
+	cat > pod/agent-step.sh <<'EOF'
+#!/bin/sh
+echo started > started
+exec sleep 30
+EOF
+	chmod +x pod/agent-step.sh
+	# The container's argv with this tree's binary, as PID 1 of a new
+	# PID namespace; CBEXEC_STORE unset (no Secret here): a local state.
+	set -- $(sed '1d' k8s.argv)
+	(cd pod && CBEXEC_STATE_DIR=$SCRATCH/pod/state exec unshare --pid \
+	    --fork --kill-child "$CBEXEC" "$@") 2> pod.err &
+	us=$!
+	poll_until 10 test -e pod/started
+	pid1=$(cat "/proc/$us/task/$us/children" 2>/dev/null | awk '{print $1}')
+	is "$(awk '/^NSpid:/ { print $NF }' "/proc/$pid1/status" 2>/dev/null)" 1 \
+	    "cbexec runs as PID 1 of the pod"
+	kill -TERM "$pid1"
+	poll_until 10 dead "$us"
+	ok $? "SIGTERM to PID 1 (the pod being stopped) reaches cbexec: it ends at once"
+	wait "$us"
+	is "$?" 122 "... stopping the step, exit 122 (interrupted)"
+	name=$(awk '$0 == "--name" { getline; print; exit }' k8s.argv)
+	is "$(jget "pod/state/$name.json" iteration)/$(jget "pod/state/$name.json" outcome)" 1/ABORT \
+	    "... and the run is recorded"
+	kill "$us" 2>/dev/null
+else
+	skip "unshare --pid not available (util-linux, root): the CronJob is not run as PID 1"
+fi
+
+# --- systemd units -----------------------------------------------------
+# Copies with this tree's binary in ExecStart, and the man page on
+# MANPATH for Documentation=man:cbexec(1).
+mkdir -p units man/man1
+cp "$MAN" man/man1/cbexec.1
+for u in cbexec-agent cbexec-shared; do
+	sed "s|^ExecStart=cbexec |ExecStart=$CBEXEC |" "$CT/$u.service" > "units/$u.service"
+	cp "$CT/$u.timer" units/
+done
+if command -v systemd-analyze >/dev/null 2>&1; then
+	for u in cbexec-agent cbexec-shared; do
+		err=$(MANPATH="$SCRATCH/man" systemd-analyze verify \
+		    "units/$u.service" "units/$u.timer" 2>&1)
+		is "$?:$err" "0:" "systemd-analyze verify $u.service $u.timer"
+		out=$(systemd-analyze security --offline=true "units/$u.service" 2>&1 |
+		    sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+		if [ -n "$out" ]; then
+			ok "$(awk -v e="$out" 'BEGIN { exit !(e <= 3.0) }'; echo $?)" \
+			    "$u.service: systemd-analyze security exposure $out (at most 3.0)"
+		else
+			skip "systemd-analyze security --offline not available"
+		fi
+	done
+else
+	skip "systemd-analyze not installed (Debian package systemd): the units are not verified"
+fi
+# No %h (root's home in a system unit whatever User= says).
+ok "$(grep -q '%h' "$CT/cbexec-agent.service" "$CT/cbexec-shared.service"; [ $? -ne 0 ]; echo $?)" \
+    "the units use no %h"
+for k in 'ProtectSystem=strict' 'ReadWritePaths=' 'NoNewPrivileges=yes' 'PrivateTmp=yes' 'ProtectHome='; do
+	ok "$(grep -q "^$k" "$CT/cbexec-agent.service"; echo $?)" "cbexec-agent.service: $k"
+done
+
+# The unit's run, and the operator commands of its comment, in a copy of
+# its world under $SCRATCH: the service's environment for the run, an
+# operator's shell (no CBEXEC_STATE_DIR, another directory) for the rest.
+unit=$CT/cbexec-agent.service
+val() { sed -n "s/^$1=//p" "$unit" | head -1; }
+root=$SCRATCH/sys
+wd=$root$(val WorkingDirectory)
+mkdir -p "$wd"
+printf '#!/bin/sh\necho step; exit 1\n' > "$wd/agent-step.sh"
+chmod +x "$wd/agent-step.sh"
+envs=$(sed -n 's/^Environment=//p' "$unit" | sed "s|=/|=$root/|")
+exe=$(awk '/^ExecStart=/ { s = $0; while (s ~ /\\$/) { getline l; s = substr(s, 1, length(s) - 1) " " l } sub(/^ExecStart=/, "", s); print s }' "$unit")
+mkdir -p "$root/var/lib/cbexec" && chmod 0700 "$root/var/lib/cbexec"
+(cd "$wd" && env -u CBEXEC_STATE_DIR $envs PATH="$SCRATCH/bin:$PATH" sh -c "$exe") >/dev/null 2>&1
+is "$?" 1 "cbexec-agent.service's ExecStart, in its environment: the step's own status"
+ops=$(awk '/^#   sudo -u agent / { s = $0; while (s ~ /\\$/) { getline l; sub(/^#/, "", l); s = substr(s, 1, length(s) - 1) " " l } sub(/^#   sudo -u agent +/, "", s); print s }' "$unit" |
+    sed "s|=/|=$root/|g")
+ok "$([ "$(printf '%s\n' "$ops" | grep -c .)" -ge 2 ]; echo $?)" "the unit's comment gives the operator commands"
+printf '%s\n' "$ops" > ops.txt
+while IFS= read -r cmd; do
+	out=$(cd / && env -u CBEXEC_STATE_DIR PATH="$SCRATCH/bin:$PATH" sh -c "$cmd" 2>&1)
+	rc=$?
+	ok "$([ "$rc" -ne 125 ] && ! printf '%s' "$out" | grep -q 'no such circuit'; echo $?)" \
+	    "from an operator's shell: $cmd (exit $rc)"
+done < ops.txt
+done_testing
