@@ -136,10 +136,10 @@ record() {
 	for p in $left; do kill "$p" 2>/dev/null; done
 	n1=$(cat "$ROOT/mock/$mock.log" 2>/dev/null | wc -l)
 	stem=$DIR/$sc-$fmt
-	rm -f "$stem".stdout "$stem".stderr "$stem".exit
-	[ -s "$ROOT/out" ] && cp "$ROOT/out" "$stem.stdout"
-	[ -s "$ROOT/err" ] && cp "$ROOT/err" "$stem.stderr"
-	[ $rc -ne 0 ] && echo $rc >"$stem.exit"
+	# all four files, empty ones too, as the other recordings
+	cp "$ROOT/out" "$stem.stdout"
+	cp "$ROOT/err" "$stem.stderr"
+	echo $rc >"$stem.exit"
 	{
 		echo "$cmd"
 		echo "# client: $CLIENT $VERSION"
