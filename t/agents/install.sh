@@ -4,7 +4,7 @@
 # outside the source tree, once: a client already there at its version is
 # left alone, so nothing is downloaded again.
 #
-#   sh t/agents/install.sh [CLIENT...]      (default: all five)
+#   sh t/agents/install.sh [CLIENT...]      (default: all nine)
 #
 # The cache is $CBEXEC_AGENT_CACHE, else .cache/cbexec-agents beside the
 # checkout when that exists, else ${XDG_CACHE_HOME:-$HOME/.cache}/cbexec-agents;
@@ -27,19 +27,23 @@ PINS='claude @anthropic-ai/claude-code 2.1.330 claude-code-2.1.330
 codex @openai/codex 0.169.0 codex-0.169.0
 gemini @google/gemini-cli 0.61.0 @google+gemini-cli-0.61.0
 qwen @qwen-code/qwen-code 0.15.10 qwen-code-0.15.10
-opencode opencode-ai 1.18.33 opencode-ai-1.18.33'
+opencode opencode-ai 1.18.33 opencode-ai-1.18.33
+pi @mariozechner/pi-coding-agent 0.73.1 pi-coding-agent-0.73.1
+copilot @github/copilot 1.0.102 github-copilot-1.0.102
+cn @continuedev/cli 1.5.47 continuedev-cli-1.5.47
+kilo @kilocode/cli 7.7.7 kilocode-cli-7.7.7'
 
 say() { printf 'install: %s\n' "$*" >&2; }
 
 # installed DIR PACKAGE VERSION: the client is there, at that version.
 installed() {
-	v=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
+	v=$(sed -n 's/^[[:space:]]*"version": *"\(.*\)",$/\1/p' \
 	    "$1/node_modules/$2/package.json" 2>/dev/null | head -1)
 	[ "$v" = "$3" ] && [ -x "$1/node_modules/.bin/$4" ]
 }
 
 reachable=
-want=${*:-claude codex gemini qwen opencode}
+want=${*:-claude codex gemini qwen opencode pi copilot cn kilo}
 echo "$PINS" | while read -r client pkg ver dir; do
 	case " $want " in *" $client "*) ;; *) continue ;; esac
 	d=$CACHE/$dir

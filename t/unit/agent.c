@@ -319,6 +319,12 @@ fixtures(void)
 			continue;
 		snprintf(client, sizeof(client), "%.*s",
 		    (int)strcspn(ent->d_name, "-"), ent->d_name);
+		if (agent_by_name(client) == NULL) {
+			/* a client cbexec has no adapter for: its recordings
+			 * are the judgement corpus's alone */
+			printf("# %s: no adapter, not read\n", ent->d_name);
+			continue;
+		}
 		snprintf(dir, sizeof(dir), "%s/%s", FIXTURES, ent->d_name);
 		if ((d = opendir(dir)) == NULL)
 			continue;
@@ -335,7 +341,7 @@ fixtures(void)
 		closedir(d);
 	}
 	closedir(top);
-	is_int(clients, 5, "recordings of five clients");
+	is_int(clients, 5, "recordings of the five clients with an adapter");
 	distinct();
 }
 

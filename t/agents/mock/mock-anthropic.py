@@ -33,11 +33,16 @@ Scenarios (see ../docs/claude.md and ../docs/opencode.md):
                then the final answer
   tools_loop_burst  ONE model turn with the same Bash call 3 times (opencode's
                doom-loop check looks at the last 3 tool parts of a message)
+  tools_ask    one Bash call outside the usual read-only allow lists
+               ("make test"; kilo asks permission for it, and `kilo run`
+               rejects the request), then the final answer
   slow         the success answer streamed as 11 SSE events 0.3 s apart (~3.3 s;
                non-streaming: one answer after 3 s)
   (refused and missing_key need no mock support: a closed port / no key.
    Any request without x-api-key or Authorization gets the real API's 401
-   "x-api-key header is required".)
+   "x-api-key header is required"; one whose x-api-key is a placeholder a
+   client sends when it has no key ("undefined", an unresolved
+   "${{ secrets.NAME }}") gets 401 "invalid x-api-key".)
 
 Exits by itself after --idle-exit seconds (default 120) without requests,
 and when its parent process (or --parent-pid) dies.
@@ -161,7 +166,7 @@ def read_call(req, i, fname):
     name, props = find_tool(req, "Read")
     if not name:
         return None
-    key = "filePath" if "filePath" in props else "file_path"
+    key = next((k for k in ("filePath", "filepath", "path") if k in props), "file_path")
     return {"type": "tool_use", "id": "toolu_mock_%02d" % i, "name": name,
             "input": {key: workdir(req) + "/" + fname}}
 
@@ -196,11 +201,22 @@ def plan_reply(scenario, req):
         calls = [bash_call(req, 20 + k, "echo cbexec-loop") for k in range(3)]
         if calls[0]:
             return calls, "tool_use", usage
+    if scenario == "tools_ask" and has_tools and turn == 0:
+        c = bash_call(req, 30, "make test")
+        if c:
+            return [c], "tool_use", usage
     if scenario == "tools_loop" and has_tools and turn < 6:
         c = bash_call(req, 10 + turn, "echo cbexec-loop")
         if c:
             return [c], "tool_use", usage
     return [{"type": "text", "text": text}], "end_turn", usage
+
+
+def placeholder_key(key):
+    """A key a client sends when it has none: Continue's cn sends the literal
+    "undefined", or its config's unresolved "${{ secrets.NAME }}".  The real
+    API rejects them like any wrong key (401 "invalid x-api-key")."""
+    return bool(key) and (key == "undefined" or "${{" in key)
 
 
 # ---------------------------------------------------------------- HTTP
@@ -298,6 +314,8 @@ class Handler(BaseHTTPRequestHandler):
                                                               "message": "Not found"}})
         if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
             return self._error(401, "authentication_error", "x-api-key header is required")
+        if placeholder_key(self.headers.get("x-api-key")):
+            return self._error(401, "authentication_error", "invalid x-api-key")
         if scen in ERRORS:
             code, etype, msg, hdrs = ERRORS[scen]
             if scen == "usage_limit":

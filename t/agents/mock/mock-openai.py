@@ -219,6 +219,8 @@ def pick_shell_tool(api, body):
     if "run_shell_command" in names:        # Qwen Code
         return "run_shell_command", {"command": TOOL_COMMAND,
                                      "description": "Print hi"}
+    if "bash" in names:                     # GitHub Copilot CLI
+        return "bash", {"command": TOOL_COMMAND, "description": "Print hi"}
     # Fallback: first tool, no arguments.
     return (names[0] if names else "shell"), {"command": TOOL_COMMAND}
 

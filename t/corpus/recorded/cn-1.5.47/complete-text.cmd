@@ -1,0 +1,6 @@
+cn --config "$CN_CONFIG" -p 'Work on the next task of the plan.'
+# client: cn 1.5.47
+# env: MOCK_URL=http://127.0.0.1:45319/s/complete HOME=/tmp/cbexec-rec-cn/home; . env/cn.sh
+# cwd: /tmp/cbexec-rec-cn/work (contains README.md); stdin: /dev/null
+# elapsed_s: 1.3
+# requests to the mock: 1
