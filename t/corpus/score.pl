@@ -152,7 +152,7 @@ sub stops {
 	    ($v->{type} // '') =~ /^(loop|idle)$/;
 }
 
-my (%det, @false, @miss, @disagree);
+my (%det, @false, @miss, @disagree, %noadapter);
 my ($clean, $catch, $caught, $recorded) = (0, 0, 0, 0);
 
 sub tally {
@@ -168,14 +168,19 @@ for my $stem (@cases) {
 	my $opts = join(' ', $lone, $l->{options} // '');
 	my ($rc, $v, $err) = cbexec_run($agent, $stem, $opts, $l->{hang},
 	    undef);
-	$recorded++ if $stem =~ m{/recorded/};
 	unless (defined $v) {
 		open(my $fh, '<', $err);
 		my $why = join('', <$fh>);
 		chomp $why;
+		# a client this cbexec has no adapter for: said, not scored
+		if ($why =~ /unknown agent '([a-z]+)'/) {
+			$noadapter{$1}++;
+			next;
+		}
 		bad("$stem: no run was recorded (exit $rc): $why");
 		next;
 	}
+	$recorded++ if $stem =~ m{/recorded/};
 	my $got = "$v->{class} " . ($v->{type} // '');
 	my $msg = $v->{message} // '';
 	if ($l->{side} eq 'clean') {
@@ -291,6 +296,8 @@ printf "%d cases (%d recorded from real clients, %d clean, %d to catch); " .
     "caught %d of %d (%.1f %%); false stops: %d\n", $total, $recorded, $clean,
     $catch, $caught, $catch, $catch ? 100 * $caught / $catch : 100,
     scalar(@false);
+printf "not scored: %d cases of %s (no adapter in this cbexec)\n",
+    $noadapter{$_}, $_ for sort keys %noadapter;
 print "false stop: $_\n" for @false;
 print "miss: $_\n" for @miss;
 print "--record differs: $_\n" for @disagree;
