@@ -59,15 +59,24 @@ struct agent_hooks {
 	/* The run's running totals after an event that reported usage
 	 * (total 1: the result's, the run's last word). */
 	void (*usage)(void *arg, const struct agent_usage *u, int total);
-	/* A tool call: its name and its input as JSON text (cut at 4 KiB). */
-	void (*tool_call)(void *arg, const char *name, const char *input,
-	    size_t input_len);
+	/* A tool call: the client's id for it (NULL when it gives none),
+	 * its name, and its input as JSON text (cut at 4 KiB: cut 1; digest
+	 * is of the whole input as written). */
+	void (*tool_call)(void *arg, const char *id, const char *name,
+	    const char *input, size_t input_len, int cut,
+	    unsigned long long digest);
+	/* A tool call's result: the call's id (NULL: the last call), a
+	 * digest of the whole result as written, and whether the client
+	 * says it failed. */
+	void (*tool_result)(void *arg, const char *id,
+	    unsigned long long digest, int is_error);
 	void *arg;
 };
 
 /*
  * Watching a run live (watch.c, pure): the per-run spend caps against the
- * running totals, and the same tool call over and over.
+ * running totals, and the same tool call over and over with the same
+ * result (SPEC §10).
  */
 struct agent_caps {
 	double max_cost;	/* USD; 0: none */
@@ -80,22 +89,48 @@ struct agent_caps {
 enum agent_stop { AGENT_GO, AGENT_MAX_COST, AGENT_MAX_TOKENS,
 	AGENT_MAX_TURNS, AGENT_LOOP };
 
+#define WATCH_RECENT	64	/* calls whose results are matched by id */
+
 struct agent_watch {
 	struct agent_caps caps;
 	enum agent_stop stop;	/* the first reason to stop, once found */
 	char msg[512];		/* which, in words (the run's message) */
-	char call[DIGEST_HEX_LEN + 1];	/* the last tool call's fingerprint */
+	unsigned long long call;	/* the identity of the calls in a row */
 	int repeats;		/* how many times in a row it came */
+	int results;		/* results of those calls seen */
+	int same;		/* all of them the same as the first */
+	int errors;		/* all of them errors */
+	unsigned long long result;	/* the first one's digest */
+	int shown;		/* the stream shows results at all */
+	char what[256];		/* the call, for the message */
+	struct {
+		unsigned long long id, call;
+	} recent[WATCH_RECENT];	/* a ring: a call's id -> its identity */
+	unsigned n_recent;
 };
 
 void agent_watch_init(struct agent_watch *w, const struct agent_caps *caps);
 /* The running totals u: AGENT_GO, or the cap u crossed (once). */
 enum agent_stop agent_watch_usage(struct agent_watch *w,
     const struct agent_usage *u);
-/* A tool call (its name, its input as JSON text): AGENT_GO, or AGENT_LOOP
- * when it is the same call max_repeat_calls times in a row (once). */
-enum agent_stop agent_watch_call(struct agent_watch *w, const char *name,
-    const char *input, size_t n);
+/*
+ * A tool call, as the tool_call hook gives it: AGENT_GO, or AGENT_LOOP
+ * once max_repeat_calls identical calls came in a row with identical
+ * results, or with results that were all errors.  A call's identity is
+ * its name and its input as canonical JSON (keys sorted, no insignificant
+ * space), byte for byte: paging a file with another offset is another
+ * call.
+ */
+enum agent_stop agent_watch_call(struct agent_watch *w, const char *id,
+    const char *name, const char *input, size_t n, int cut,
+    unsigned long long digest);
+/* A tool call's result (the tool_result hook): AGENT_GO or AGENT_LOOP. */
+enum agent_stop agent_watch_result(struct agent_watch *w, const char *id,
+    unsigned long long digest, int is_error);
+/* The run is over: identical calls in a row whose results the stream
+ * never showed (or whose last results it did not get to) are a loop too;
+ * AGENT_GO or AGENT_LOOP. */
+enum agent_stop agent_watch_end(struct agent_watch *w);
 /* "max_cost", "max_tokens", "max_turns", "loop"; "" for AGENT_GO. */
 const char *agent_stop_type(enum agent_stop s);
 

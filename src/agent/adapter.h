@@ -15,7 +15,7 @@
 #include "agent.h"
 #include "jstream.h"
 
-#define NSLOTS		24
+#define NSLOTS		32
 #define SLOT_MAX	4096	/* bytes of a string kept (a message) */
 #define TEXT_MAX	(64 * 1024)	/* of an event's text, its tail */
 #define MSG_LEN		4096
@@ -74,6 +74,7 @@ struct slot {
 	double num;
 	size_t len;
 	int cut;
+	unsigned long long digest;	/* K_RAW: of the whole value */
 	char *buf;		/* SLOT_MAX + 1 bytes */
 };
 
@@ -158,12 +159,26 @@ void run_event_text(struct agent_run *r);
 void run_event_delta(struct agent_run *r);
 /* The event's K_TEXT buffer as a string ("" when none). */
 const char *event_text(struct agent_run *r);
-void run_tool(struct agent_run *r, const char *name, int input_slot);
-/* An object at path ended: when it is a block of message.content (the
- * shape Claude Code and Qwen Code share), a tool_use block goes to the
- * hook, and the block's slots are cleared for the next. */
-void run_block(struct agent_run *r, const char *path, int block, int tool,
-    int input);
+/* A tool call to the hook: its id (NULL: none), name and input (a K_RAW
+ * slot). */
+void run_tool(struct agent_run *r, const char *id, const char *name,
+    int input_slot);
+/* A tool call's result to the hook: the call's id (NULL: the last call),
+ * the result (a K_RAW slot: its digest), whether it failed. */
+void run_tool_result(struct agent_run *r, const char *id, int result_slot,
+    int is_error);
+
+/* The slots of a content block of message.content (the shape Claude Code
+ * and Qwen Code share): its type, a tool_use's id, name and input, a
+ * tool_result's tool_use_id, content and is_error. */
+struct block_slots {
+	int type, id, name, input, result_id, result, is_error;
+};
+/* An object at path ended: when it is a block of message.content, a
+ * tool_use or tool_result block goes to the hooks, and the block's slots
+ * are cleared for the next. */
+void run_block(struct agent_run *r, const char *path,
+    const struct block_slots *b);
 /*
  * Usage as the client reports it, in struct agent_usage's terms (input
  * tokens without the cached ones).  A step's own (an API call: a message,

@@ -22,7 +22,8 @@
 enum {
 	TYPE, SUBTYPE, IS_ERROR, STATUS, API_ERROR, ERROR, SESSION, TURNS,
 	COST, IN, OUT, CREAD, CWRITE, RL_STATUS, RL_RESETS, DELAY, ERR_STATUS,
-	ATTEMPT, MAX_RETRIES, BLOCK, TOOL, INPUT, SYNTHETIC, MSG_ID
+	ATTEMPT, MAX_RETRIES, BLOCK, TOOL, INPUT, SYNTHETIC, MSG_ID, CALL_ID,
+	RES_ID, RESULT, RES_ERROR
 };
 
 static const struct field fields[] = {
@@ -54,6 +55,10 @@ static const struct field fields[] = {
 	{ "message.content.type", BLOCK, K_STR },
 	{ "message.content.name", TOOL, K_STR },
 	{ "message.content.input", INPUT, K_RAW },
+	{ "message.content.id", CALL_ID, K_STR },
+	{ "message.content.tool_use_id", RES_ID, K_STR },
+	{ "message.content.content", RESULT, K_RAW },
+	{ "message.content.is_error", RES_ERROR, K_BOOL },
 	{ "is_api_error_message", SYNTHETIC, K_BOOL },
 	{ "message.id", MSG_ID, K_STR },
 };
@@ -173,11 +178,15 @@ event(struct agent_run *r)
 	return 1;
 }
 
-/* A content block ended: a tool call goes to the hook. */
+/* A content block ended: a tool call or its result goes to the hooks. */
 static void
 object(struct agent_run *r, const char *path)
 {
-	run_block(r, path, BLOCK, TOOL, INPUT);
+	static const struct block_slots b = {
+		BLOCK, CALL_ID, TOOL, INPUT, RES_ID, RESULT, RES_ERROR
+	};
+
+	run_block(r, path, &b);
 }
 
 /* An assistant line says so before its text. */

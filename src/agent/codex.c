@@ -18,7 +18,7 @@
 #include "adapter.h"
 
 enum { TYPE, THREAD, MESSAGE, ERROR_MSG, ITEM_TYPE, COMMAND, IN, CACHED,
-	OUT };
+	OUT, ITEM_ID, OUTPUT, EXIT, ITEM_STATUS };
 
 static const struct field fields[] = {
 	{ "type", TYPE, K_STR },
@@ -28,6 +28,10 @@ static const struct field fields[] = {
 	{ "item.type", ITEM_TYPE, K_STR },
 	{ "item.text", -1, K_TEXT },
 	{ "item.command", COMMAND, K_RAW },
+	{ "item.id", ITEM_ID, K_STR },
+	{ "item.aggregated_output", OUTPUT, K_RAW },
+	{ "item.exit_code", EXIT, K_NUM },
+	{ "item.status", ITEM_STATUS, K_STR },
 	{ "usage.input_tokens", IN, K_NUM },
 	{ "usage.cached_input_tokens", CACHED, K_NUM },
 	{ "usage.output_tokens", OUT, K_NUM },
@@ -80,7 +84,12 @@ event(struct agent_run *r)
 			run_event_text(r);
 		if (strcmp(type, "item.started") == 0 &&
 		    is(r, ITEM_TYPE, "command_execution"))
-			run_tool(r, "command_execution", COMMAND);
+			run_tool(r, sv(r, ITEM_ID), "command_execution",
+			    COMMAND);
+		if (strcmp(type, "item.completed") == 0 &&
+		    is(r, ITEM_TYPE, "command_execution"))
+			run_tool_result(r, sv(r, ITEM_ID), OUTPUT,
+			    sn(r, EXIT, 0) != 0 || is(r, ITEM_STATUS, "failed"));
 	} else if (strcmp(type, "turn.started") != 0)
 		return 0;
 	return 1;

@@ -28,7 +28,7 @@
 #include "adapter.h"
 
 enum { TYPE, ROLE, SESSION, STATUS, ERROR_MSG, CODE, SEVERITY, MESSAGE,
-	TOOL, PARAMS, IN, OUT, CACHED, RESPONSE, WARNINGS };
+	TOOL, PARAMS, IN, OUT, CACHED, RESPONSE, WARNINGS, TOOL_ID, OUTPUT };
 
 static const struct field fields[] = {
 	{ "type", TYPE, K_STR },
@@ -47,6 +47,8 @@ static const struct field fields[] = {
 	{ "stats.output_tokens", OUT, K_NUM },
 	{ "stats.cached", CACHED, K_NUM },
 	{ "warnings", WARNINGS, K_STR },
+	{ "tool_id", TOOL_ID, K_STR },
+	{ "output", OUTPUT, K_RAW },
 };
 
 /* Its own loop detection stopped the run: a warning event, or a warning
@@ -101,9 +103,11 @@ event(struct agent_run *r)
 		}
 	} else if (strcmp(type, "tool_use") == 0) {
 		run_progress(r);
-		run_tool(r, sv(r, TOOL), PARAMS);
+		run_tool(r, sv(r, TOOL_ID), sv(r, TOOL), PARAMS);
 	} else if (strcmp(type, "tool_result") == 0) {
 		run_progress(r);
+		run_tool_result(r, sv(r, TOOL_ID), OUTPUT,
+		    is(r, STATUS, "error"));
 	} else if (strcmp(type, "error") == 0) {
 		/* not fatal in itself; a failed result or exit confirms it */
 		if (is(r, SEVERITY, "error") && (msg = sv(r, MESSAGE)) != NULL)

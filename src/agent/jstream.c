@@ -60,6 +60,7 @@ raw_add(struct jstream *j, const char *p, size_t n)
 {
 	size_t room = JS_RAW_MAX - j->rawlen;
 
+	j->raw_digest = js_digest(j->raw_digest, p, n);
 	if (n > room) {
 		n = room;
 		j->raw_cut = 1;
@@ -75,7 +76,8 @@ raw_done(struct jstream *j, const char *s, const char *p)
 	raw_add(j, s, (size_t)(p - s));
 	j->raw_on = 0;
 	if (j->ops->raw != NULL)
-		j->ops->raw(j->arg, j->raw_path, j->raw, j->rawlen, j->raw_cut);
+		j->ops->raw(j->arg, j->raw_path, j->raw, j->rawlen, j->raw_cut,
+		    j->raw_digest);
 }
 
 /* Give up on the current JSON: the rest of the line is passed over. */
@@ -130,6 +132,7 @@ value_start(struct jstream *j, int str)
 		j->raw_depth = j->depth;
 		j->rawlen = 0;
 		j->raw_cut = 0;
+		j->raw_digest = JS_DIGEST0;
 		memcpy(j->raw_path, j->path, j->plen + 1);
 	}
 	return w;

@@ -62,9 +62,10 @@ struct jstream_ops {
 	void (*string_end)(void *arg, const char *path);
 	/* A number, true, false or null, as written. */
 	void (*scalar)(void *arg, const char *path, const char *v, size_t n);
-	/* A JS_RAW value, cut at JS_RAW_MAX bytes (truncated: 1). */
+	/* A JS_RAW value, cut at JS_RAW_MAX bytes (truncated: 1); digest is
+	 * js_digest() over the whole value as written, however long. */
 	void (*raw)(void *arg, const char *path, const char *p, size_t n,
-	    int truncated);
+	    int truncated, unsigned long long digest);
 	/* An object inside an event closed (path: where it was). */
 	void (*object_end)(void *arg, const char *path);
 	void (*event_begin)(void *arg);
@@ -100,9 +101,22 @@ struct jstream {
 	unsigned u, hi;			/* \u value, pending high surrogate */
 	char raw[JS_RAW_MAX];
 	size_t rawlen;
+	unsigned long long raw_digest;	/* of all of the raw value */
 	int raw_on, raw_depth, raw_cut;
 	char raw_path[JS_PATH + 1];
 };
+
+/* A 64-bit digest (FNV-1a) of n bytes, continuing from h; JS_DIGEST0 to
+ * start.  Not cryptographic: it tells two tool results apart. */
+#define JS_DIGEST0	14695981039346656037ULL
+
+static inline unsigned long long
+js_digest(unsigned long long h, const char *p, size_t n)
+{
+	while (n-- > 0)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
+	return h;
+}
 
 void jstream_init(struct jstream *j, const struct jstream_ops *ops,
     void *arg);

@@ -17,7 +17,8 @@
 #include "adapter.h"
 
 enum { TYPE, SESSION, PART_TYPE, TOOL, INPUT, IN, OUT, CREAD, CWRITE, COST,
-	ERR_NAME, ERR_MSG, ERR_STATUS, RETRY_AFTER, UNIFIED, UNIFIED_RESET };
+	ERR_NAME, ERR_MSG, ERR_STATUS, RETRY_AFTER, UNIFIED, UNIFIED_RESET,
+	CALL_ID, STATE, OUTPUT, ST_ERROR };
 
 static const struct field fields[] = {
 	{ "type", TYPE, K_STR },
@@ -26,6 +27,10 @@ static const struct field fields[] = {
 	{ "part.text", -1, K_TEXT },
 	{ "part.tool", TOOL, K_STR },
 	{ "part.state.input", INPUT, K_RAW },
+	{ "part.callID", CALL_ID, K_STR },
+	{ "part.state.status", STATE, K_STR },
+	{ "part.state.output", OUTPUT, K_RAW },
+	{ "part.state.error", ST_ERROR, K_RAW },
 	{ "part.tokens.input", IN, K_NUM },
 	{ "part.tokens.output", OUT, K_NUM },
 	{ "part.tokens.cache.read", CREAD, K_NUM },
@@ -92,7 +97,12 @@ event(struct agent_run *r)
 		run_event_text(r);
 	} else if (strcmp(type, "tool_use") == 0) {
 		run_progress(r);
-		run_tool(r, sv(r, TOOL), INPUT);
+		run_tool(r, sv(r, CALL_ID), sv(r, TOOL), INPUT);
+		/* the part comes when the call is over, its result with it */
+		if (is(r, STATE, "completed"))
+			run_tool_result(r, sv(r, CALL_ID), OUTPUT, 0);
+		else if (is(r, STATE, "error"))
+			run_tool_result(r, sv(r, CALL_ID), ST_ERROR, 1);
 	} else if (strcmp(type, "step_finish") == 0) {
 		run_progress(r);
 		step(r);

@@ -16,7 +16,7 @@
 #include "adapter.h"
 
 enum { TYPE, SUBTYPE, IS_ERROR, SESSION, ERROR_MSG, TURNS, IN, OUT, CREAD,
-	BLOCK, TOOL, INPUT, MSG_ID };
+	BLOCK, TOOL, INPUT, MSG_ID, CALL_ID, RES_ID, RESULT, RES_ERROR };
 
 static const struct field fields[] = {
 	{ "type", TYPE, K_STR },
@@ -36,6 +36,10 @@ static const struct field fields[] = {
 	{ "message.content.type", BLOCK, K_STR },
 	{ "message.content.name", TOOL, K_STR },
 	{ "message.content.input", INPUT, K_RAW },
+	{ "message.content.id", CALL_ID, K_STR },
+	{ "message.content.tool_use_id", RES_ID, K_STR },
+	{ "message.content.content", RESULT, K_RAW },
+	{ "message.content.is_error", RES_ERROR, K_BOOL },
 	{ "message.id", MSG_ID, K_STR },
 };
 
@@ -106,7 +110,11 @@ static const struct agent_rule rules[] = {
 static void
 object(struct agent_run *r, const char *path)
 {
-	run_block(r, path, BLOCK, TOOL, INPUT);
+	static const struct block_slots b = {
+		BLOCK, CALL_ID, TOOL, INPUT, RES_ID, RESULT, RES_ERROR
+	};
+
+	run_block(r, path, &b);
 }
 
 /*

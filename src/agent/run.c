@@ -197,7 +197,8 @@ on_scalar(void *arg, const char *path, const char *v, size_t n)
 }
 
 static void
-on_raw(void *arg, const char *path, const char *p, size_t n, int truncated)
+on_raw(void *arg, const char *path, const char *p, size_t n, int truncated,
+    unsigned long long digest)
 {
 	struct agent_run *r = arg;
 	const struct field *f = field_at(r, path, path_hash(path));
@@ -214,6 +215,7 @@ on_raw(void *arg, const char *path, const char *p, size_t n, int truncated)
 	s->buf[n] = '\0';
 	s->len = n;
 	s->cut = truncated;
+	s->digest = digest;
 	s->kind = K_RAW;
 	s->set = 1;
 }
@@ -579,26 +581,49 @@ run_event_text(struct agent_run *r)
 }
 
 void
-run_tool(struct agent_run *r, const char *name, int input_slot)
+run_tool(struct agent_run *r, const char *id, const char *name,
+    int input_slot)
 {
-	const char *in = sv(r, input_slot);
+	const struct slot *in = &r->slot[input_slot];
 
-	if (r->hooks.tool_call != NULL && name != NULL)
-		r->hooks.tool_call(r->hooks.arg, name, in != NULL ? in : "",
-		    in != NULL ? r->slot[input_slot].len : 0);
+	if (r->hooks.tool_call == NULL || name == NULL)
+		return;
+	if (in->set)
+		r->hooks.tool_call(r->hooks.arg, id, name, in->buf, in->len,
+		    in->cut, in->digest);
+	else
+		r->hooks.tool_call(r->hooks.arg, id, name, "", 0, 0,
+		    JS_DIGEST0);
 }
 
 void
-run_block(struct agent_run *r, const char *path, int block, int tool,
-    int input)
+run_tool_result(struct agent_run *r, const char *id, int result_slot,
+    int is_error)
+{
+	const struct slot *res = &r->slot[result_slot];
+
+	if (r->hooks.tool_result != NULL)
+		r->hooks.tool_result(r->hooks.arg, id, res->set ? res->digest :
+		    JS_DIGEST0, is_error);
+}
+
+void
+run_block(struct agent_run *r, const char *path, const struct block_slots *b)
 {
 	if (strcmp(path, "message.content") != 0)
 		return;
-	if (is(r, block, "tool_use"))
-		run_tool(r, sv(r, tool), input);
-	slot_clear(r, block);
-	slot_clear(r, tool);
-	slot_clear(r, input);
+	if (is(r, b->type, "tool_use"))
+		run_tool(r, sv(r, b->id), sv(r, b->name), b->input);
+	else if (is(r, b->type, "tool_result"))
+		run_tool_result(r, sv(r, b->result_id), b->result,
+		    sb(r, b->is_error) == 1);
+	slot_clear(r, b->type);
+	slot_clear(r, b->id);
+	slot_clear(r, b->name);
+	slot_clear(r, b->input);
+	slot_clear(r, b->result_id);
+	slot_clear(r, b->result);
+	slot_clear(r, b->is_error);
 }
 
 void

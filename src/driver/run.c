@@ -205,10 +205,23 @@ watch_usage(void *arg, const struct agent_usage *u, int total)
 }
 
 static void
-watch_call(void *arg, const char *name, const char *input, size_t n)
+watch_call(void *arg, const char *id, const char *name, const char *input,
+    size_t n, int cut, unsigned long long digest)
 {
 	struct readers *rd = arg;
-	enum agent_stop st = agent_watch_call(&rd->w, name, input, n);
+	enum agent_stop st = agent_watch_call(&rd->w, id, name, input, n, cut,
+	    digest);
+
+	if (st != AGENT_GO && rd->live)
+		sup_stop(st);
+}
+
+static void
+watch_result(void *arg, const char *id, unsigned long long digest,
+    int is_error)
+{
+	struct readers *rd = arg;
+	enum agent_stop st = agent_watch_result(&rd->w, id, digest, is_error);
 
 	if (st != AGENT_GO && rd->live)
 		sup_stop(st);
@@ -231,6 +244,7 @@ readers_init(const struct options *o, struct readers *rd,
 	memset(hooks, 0, sizeof(*hooks));
 	hooks->usage = watch_usage;
 	hooks->tool_call = watch_call;
+	hooks->tool_result = watch_result;
 	hooks->arg = rd;
 }
 
@@ -246,6 +260,7 @@ stop_reason(const struct options *o, struct readers *rd,
 		d->usage = res->usage;
 		d->have_usage = 1;
 		agent_watch_usage(&rd->w, &res->usage);
+		agent_watch_end(&rd->w);
 	}
 	if (rd->ar != NULL && rd->w.stop != AGENT_GO) {
 		d->stop_type = agent_stop_type(rd->w.stop);

@@ -108,14 +108,15 @@ hook_usage(void *arg, const struct agent_usage *u, int total)
 }
 
 static void
-hook_tool(void *arg, const char *name, const char *input, size_t n)
+hook_tool(void *arg, const char *id, const char *name, const char *input,
+    size_t n, int cut, unsigned long long digest)
 {
 	if (name != NULL && *name != '\0')
 		n_tools++;
 }
 
 static const struct agent_hooks hooks = {
-	hook_event, hook_usage, hook_tool, NULL
+	hook_event, hook_usage, hook_tool, NULL, NULL
 };
 
 struct seen {
@@ -369,7 +370,8 @@ read_as(const char *client, const char *text, int bytewise,
 static char last_tool[256], last_input[256];
 
 static void
-hook_tool_keep(void *arg, const char *name, const char *input, size_t n)
+hook_tool_keep(void *arg, const char *id, const char *name,
+    const char *input, size_t n, int cut, unsigned long long digest)
 {
 	snprintf(last_tool, sizeof(last_tool), "%s", name);
 	snprintf(last_input, sizeof(last_input), "%.*s", (int)n, input);
@@ -379,7 +381,7 @@ static void
 tokenizer(void)
 {
 	static const struct agent_hooks keep = { NULL, NULL, hook_tool_keep,
-	    NULL };
+	    NULL, NULL };
 	struct agent_result res;
 	struct agent_run *r;
 	struct agent_end e;

@@ -63,15 +63,27 @@ on_usage(void *arg, const struct agent_usage *u, int total)
 }
 
 static void
-on_call(void *arg, const char *name, const char *in, size_t n)
+on_call(void *arg, const char *id, const char *name, const char *in,
+    size_t n, int cut, unsigned long long digest)
 {
-	enum agent_stop st = agent_watch_call(&W, name, in, n);
+	enum agent_stop st = agent_watch_call(&W, id, name, in, n, cut,
+	    digest);
 
 	if (st != AGENT_GO && stopped == AGENT_GO)
 		stopped = st;
 }
 
-static const struct agent_hooks hooks = { NULL, on_usage, on_call, NULL };
+static void
+on_result(void *arg, const char *id, unsigned long long digest, int err)
+{
+	enum agent_stop st = agent_watch_result(&W, id, digest, err);
+
+	if (st != AGENT_GO && stopped == AGENT_GO)
+		stopped = st;
+}
+
+static const struct agent_hooks hooks = { NULL, on_usage, on_call,
+	on_result, NULL };
 
 /* Feed the recording through the adapter with caps c; its totals land in
  * *u (the agent_result's). */
@@ -98,6 +110,8 @@ run(const char *client, const char *rec, const struct agent_caps *c,
 		agent_feed(r, out + i, n - i < 5 ? n - i : 5);
 	memset(&e, 0, sizeof(e));
 	agent_finish(r, &e, &res);
+	if (agent_watch_end(&W) != AGENT_GO && stopped == AGENT_GO)
+		stopped = AGENT_LOOP;
 	*u = res.usage;
 	status_free(&res.status);
 	agent_run_free(r);
@@ -139,9 +153,9 @@ fixtures(void)
 	c.max_repeat_calls = 5;
 	run("claude", "claude-2.1.330/tools_loop-stream-json", &c, &u);
 	is_int(stopped, AGENT_LOOP, "claude: the same Bash call 5 times");
-	is_str(W.msg, "the same tool call 5 times in a row: Bash {\"command\":"
-	    "\"echo cbexec-loop\",\"description\":\"Print a marker\"}",
-	    "claude: the message names the call");
+	is_str(W.msg, "the same tool call 5 times in a row with the same "
+	    "result: Bash {\"command\":\"echo cbexec-loop\",\"description\":"
+	    "\"Print a marker\"}", "claude: the message names the call");
 	c.max_repeat_calls = 5;
 	run("claude", "claude-2.1.330/tools-stream-json", &c, &u);
 	is_int(stopped, AGENT_GO, "claude: different calls are no loop");

@@ -1,0 +1,1 @@
+claude -p --output-format stream-json --verbose 'Work on the next task.'

@@ -1,0 +1,1 @@
+codex exec --json 'Work on the next task.'

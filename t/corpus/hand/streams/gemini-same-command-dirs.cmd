@@ -1,0 +1,1 @@
+gemini -p --output-format stream-json --yolo 'Work on the next task.'

@@ -1,0 +1,1 @@
+opencode run --format json 'Work on the next task.'

@@ -1,0 +1,1 @@
+qwen -p --output-format stream-json --yolo 'Work on the next task.'
