@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 # Loops inside a run (SPEC §4, §9): an agent that makes the same tool call
-# --max-repeat-calls times in a row (default 5, 0 off; the call's name and
-# normalised input, so numbers and temporary paths do not tell calls
-# apart) is stopped as on a timeout, class recoverable, type loop, the
+# --max-repeat-calls times in a row (default 5, 0 off) with the same
+# results (or, in a stream that shows none, the calls alone; SPEC §10)
+# is stopped as on a timeout, class recoverable, type loop, the
 # message naming the call; its fingerprint is the same error each time,
 # so runs that loop the same way make the circuit STUCK.
 . "$(dirname "$0")/lib.sh"

@@ -14,7 +14,9 @@
  * message included; each call's result comes later, matched to its call
  * by the client's id.  A loop is --max-repeat-calls identical calls in a
  * row whose results are identical too, or all errors: polling a log that
- * changes, or running the tests again after an edit, is not one.  Only
+ * changes, or running the tests again after an edit, is not one.  In a
+ * stream that shows no results (none came before the last of those
+ * calls), the identical calls alone are a loop.  Only
  * the identity of the calls in a row, their count and what their results
  * had in common are kept, with a small ring of recent ids.
  */
@@ -164,7 +166,9 @@ agent_watch_call(struct agent_watch *w, const char *id, const char *name,
 	w->recent[w->n_recent % WATCH_RECENT].call = call;
 	w->n_recent++;
 	if (w->repeats > 0 && call == w->call) {
-		w->repeats++;
+		/* a stream that has shown no result yet: the calls alone */
+		if (++w->repeats >= w->caps.max_repeat_calls && !w->shown)
+			return loop(w);
 		return AGENT_GO;
 	}
 	w->call = call;
