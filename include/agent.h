@@ -70,6 +70,9 @@ struct agent_hooks {
 	 * says it failed. */
 	void (*tool_result)(void *arg, const char *id,
 	    unsigned long long digest, int is_error);
+	/* The client's final result came: the run's work is over, and the
+	 * client should exit (SPEC §10, --result-grace). */
+	void (*final)(void *arg);
 	void *arg;
 };
 

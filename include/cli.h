@@ -73,6 +73,8 @@ struct options {
 	long max_turns;
 	int max_repeat_calls;		/* 0: off */
 	double idle_timeout;		/* 0: none */
+	double result_grace;		/* after an agent's final result;
+					 * 0: none */
 	/* from the config file */
 	struct phase_def *phases;	/* custom phases */
 	size_t n_phases;

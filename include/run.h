@@ -50,6 +50,7 @@ struct sup_result {
 	int budget_expired;
 	int idle;		/* --idle-timeout stopped it */
 	int stopped;		/* sup_stop()'s why stopped it, 0: it did not */
+	int lingered;		/* it outlived sup_grace() and was ended */
 	int keepalive_failed;	/* cfg->keepalive said no: killed */
 	int out_gone;		/* cbexec's stdout was closed downstream
 				 * (EPIPE) while the run wrote to it */
@@ -87,6 +88,14 @@ int sup_stdout_gone(void);
  * caller's (why > 0, kept in the result's stopped; the first one stays).
  */
 void sup_stop(int why);
+
+/*
+ * From a tap, while sup_run() runs: the command's work is over (an
+ * agent's final result came); if it has not exited seconds from now, end
+ * it as a time limit does and set the result's lingered.  Once per run;
+ * seconds <= 0: nothing.
+ */
+void sup_grace(double seconds);
 
 /*
  * Sleep seconds, woken early by the budget (deadline, 0 = none) or an

@@ -119,6 +119,12 @@ struct agent_run {
 	size_t own_len;
 	int reading_err;		/* run_read: stderr, not stdout */
 	int client_stop;		/* run_client_stop() was called */
+	int finished;			/* run_final() was called */
+	char asked[64];			/* the last tool call asked a person
+					 * (request_user_input, ...): its
+					 * name; "" after any other call */
+	long model_calls;		/* run_model_call()s: turns, where a
+					 * client counts none itself */
 };
 
 /* The table (agents.c). */
@@ -139,6 +145,12 @@ void run_error(struct agent_run *r, const char *msg, int http);
 /* A result said the run succeeded: nothing failed after all (unless the
  * client stopped the run itself). */
 void run_ok(struct agent_run *r);
+/* The client's final result event: the run is over as far as the client
+ * is concerned (its process should exit now). */
+void run_final(struct agent_run *r);
+/* The model was called once more (a turn), for a client that reports no
+ * turn count of its own. */
+void run_model_call(struct agent_run *r);
 /* The client stopped the run itself, for a reason of type (its own loop
  * detection: "loop"), whatever its exit status and whatever a later
  * result says (SPEC §10); the first such stop stands. */

@@ -23,7 +23,7 @@ enum {
 	TYPE, SUBTYPE, IS_ERROR, STATUS, API_ERROR, ERROR, SESSION, TURNS,
 	COST, IN, OUT, CREAD, CWRITE, RL_STATUS, RL_RESETS, DELAY, ERR_STATUS,
 	ATTEMPT, MAX_RETRIES, BLOCK, TOOL, INPUT, SYNTHETIC, MSG_ID, CALL_ID,
-	RES_ID, RESULT, RES_ERROR
+	RES_ID, RESULT, RES_ERROR, DENIED
 };
 
 static const struct field fields[] = {
@@ -59,6 +59,7 @@ static const struct field fields[] = {
 	{ "message.content.tool_use_id", RES_ID, K_STR },
 	{ "message.content.content", RESULT, K_RAW },
 	{ "message.content.is_error", RES_ERROR, K_BOOL },
+	{ "permission_denials.tool_name", DENIED, K_STR },
 	{ "is_api_error_message", SYNTHETIC, K_BOOL },
 	{ "message.id", MSG_ID, K_STR },
 };
@@ -126,6 +127,7 @@ static void
 result(struct agent_run *r)
 {
 	const char *text = event_text(r), *sub = sv(r, SUBTYPE);
+	char msg[256];
 
 	if (sb(r, IS_ERROR) == 1) {
 		/* an error with no text, as error_max_turns: its subtype */
@@ -140,6 +142,14 @@ result(struct agent_run *r)
 		run_event_text(r);
 	}
 	usage(r, 1);
+	/* A tool it was not allowed to use, with nobody to approve it: the
+	 * run ended blocked on that, whatever it says. */
+	if (sv(r, DENIED) != NULL) {
+		snprintf(msg, sizeof(msg), "permission to use %s was denied "
+		    "and nobody can approve it in a headless run", sv(r, DENIED));
+		run_client_stop(r, "blocked", CB_CLASS_RECOVERABLE, msg);
+	}
+	run_final(r);
 }
 
 static int

@@ -48,6 +48,28 @@ reconnecting(const char *msg)
 	return strncmp(msg, "Reconnecting...", 15) == 0;
 }
 
+/*
+ * Codex counts no turns (one turn.completed per exec): each model call is
+ * the items it makes, up to the results of its commands.  aux: the model
+ * is talking (its items came since the last command's result).
+ */
+static void
+model_call(struct agent_run *r, const char *type)
+{
+	int tool = is(r, ITEM_TYPE, "command_execution") ||
+	    is(r, ITEM_TYPE, "file_change") || is(r, ITEM_TYPE, "mcp_tool_call")
+	    || is(r, ITEM_TYPE, "web_search");
+
+	if (strcmp(type, "item.completed") == 0 && tool) {
+		r->aux = 0;
+		return;
+	}
+	if (r->aux == 0) {
+		r->aux = 1;
+		run_model_call(r);
+	}
+}
+
 static int
 event(struct agent_run *r)
 {
@@ -65,6 +87,7 @@ event(struct agent_run *r)
 			run_error(r, msg, 0);
 	} else if (strcmp(type, "turn.failed") == 0) {
 		run_error(r, sv(r, ERROR_MSG), 0);
+		run_final(r);
 	} else if (strcmp(type, "turn.completed") == 0) {
 		run_ok(r);
 		usage_unknown(&u);
@@ -77,8 +100,10 @@ event(struct agent_run *r)
 			    u.input_tokens - u.cache_read_tokens : 0;
 		/* the usage of this turn, the run's whole when it is one */
 		run_step_usage(r, NULL, &u);
+		run_final(r);
 	} else if (strncmp(type, "item.", 5) == 0) {
 		run_progress(r);
+		model_call(r, type);
 		if (strcmp(type, "item.completed") == 0 &&
 		    is(r, ITEM_TYPE, "agent_message"))
 			run_event_text(r);

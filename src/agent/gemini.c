@@ -74,6 +74,17 @@ static const struct agent_rule rules[] = {
 	    CB_CLASS_TRANSIENT },
 };
 
+/* Its stream-json counts no turns: a model call is the answer and tool
+ * calls that come before the next tool result (aux: one is under way). */
+static void
+model_call(struct agent_run *r)
+{
+	if (r->aux == 0) {
+		r->aux = 1;
+		run_model_call(r);
+	}
+}
+
 static int
 event(struct agent_run *r)
 {
@@ -93,6 +104,7 @@ event(struct agent_run *r)
 			return 0;
 		run_ok(r);
 		run_event_text(r);
+		run_final(r);
 		return 1;
 	}
 	if (strcmp(type, "message") == 0) {
@@ -100,14 +112,17 @@ event(struct agent_run *r)
 			/* a delta: joined to the last as it is */
 			run_progress(r);
 			run_event_delta(r);
+			model_call(r);
 		}
 	} else if (strcmp(type, "tool_use") == 0) {
 		run_progress(r);
+		model_call(r);
 		run_tool(r, sv(r, TOOL_ID), sv(r, TOOL), PARAMS);
 	} else if (strcmp(type, "tool_result") == 0) {
 		run_progress(r);
 		run_tool_result(r, sv(r, TOOL_ID), OUTPUT,
 		    is(r, STATUS, "error"));
+		r->aux = 0;
 	} else if (strcmp(type, "error") == 0) {
 		/* not fatal in itself; a failed result or exit confirms it */
 		if (is(r, SEVERITY, "error") && (msg = sv(r, MESSAGE)) != NULL)
@@ -129,6 +144,7 @@ event(struct agent_run *r)
 			u.input_tokens = u.input_tokens > u.cache_read_tokens ?
 			    u.input_tokens - u.cache_read_tokens : 0;
 		run_total_usage(r, &u);
+		run_final(r);
 	} else if (strcmp(type, "init") != 0)
 		return 0;
 	return 1;

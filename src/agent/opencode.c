@@ -18,7 +18,7 @@
 
 enum { TYPE, SESSION, PART_TYPE, TOOL, INPUT, IN, OUT, CREAD, CWRITE, COST,
 	ERR_NAME, ERR_MSG, ERR_STATUS, RETRY_AFTER, UNIFIED, UNIFIED_RESET,
-	CALL_ID, STATE, OUTPUT, ST_ERROR };
+	CALL_ID, STATE, OUTPUT, ST_ERROR, REASON };
 
 static const struct field fields[] = {
 	{ "type", TYPE, K_STR },
@@ -31,6 +31,7 @@ static const struct field fields[] = {
 	{ "part.state.status", STATE, K_STR },
 	{ "part.state.output", OUTPUT, K_RAW },
 	{ "part.state.error", ST_ERROR, K_RAW },
+	{ "part.reason", REASON, K_STR },
 	{ "part.tokens.input", IN, K_NUM },
 	{ "part.tokens.output", OUT, K_NUM },
 	{ "part.tokens.cache.read", CREAD, K_NUM },
@@ -46,10 +47,33 @@ static const struct field fields[] = {
 	    UNIFIED_RESET, K_NUM },
 };
 
-static const struct agent_rule rules[] = {
-	/* its own guard against a tool called over and over */
-	{ "permission requested: doom_loop", "loop", CB_CLASS_RECOVERABLE },
-};
+/*
+ * A permission it asked for in a headless run is auto-rejected, and the
+ * run ends (on stderr: "permission requested: bash (make test);
+ * auto-rejecting").  For doom_loop -- its own guard against the same tool
+ * call over and over -- that is its loop stop; for anything else the run
+ * was blocked on an approval nobody could give (SPEC §10).
+ */
+static void
+finish(struct agent_run *r, const struct agent_end *e)
+{
+	const char *p;
+	char buf[MSG_LEN];
+	size_t n;
+
+	if (e->err == NULL || (p = strstr(e->err, "permission requested: ")) ==
+	    NULL)
+		return;
+	n = strcspn(p, "\n");
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	if (strncmp(p + 22, "doom_loop", 9) == 0)
+		run_client_stop(r, "loop", CB_CLASS_RECOVERABLE, buf);
+	else if (strstr(buf, "auto-rejecting") != NULL)
+		run_client_stop(r, "blocked", CB_CLASS_RECOVERABLE, buf);
+}
 
 /* A step's figures, added to the run's totals. */
 static void
@@ -106,6 +130,9 @@ event(struct agent_run *r)
 	} else if (strcmp(type, "step_finish") == 0) {
 		run_progress(r);
 		step(r);
+		/* its last step ends with "stop" (not "tool-calls") */
+		if (is(r, REASON, "stop"))
+			run_final(r);
 	} else if (strcmp(type, "step_start") != 0 &&
 	    strcmp(type, "reasoning") != 0)
 		return 0;
@@ -124,5 +151,5 @@ static const char *const packages[] = { "opencode-ai", NULL };
 
 const struct agent agent_opencode = {
 	"opencode", commands, packages, fields, NELEM(fields), event, NULL,
-	NULL, rules, NELEM(rules), answer
+	finish, NULL, 0, answer
 };

@@ -98,6 +98,7 @@ event(struct agent_run *r)
 			run_event_text(r);
 		}
 		usage(r, 1);
+		run_final(r);
 	} else if (strcmp(type, "system") != 0)
 		return 0;
 	return 1;

@@ -25,6 +25,8 @@
 
 #include "adapter.h"
 
+static void usage_live(struct agent_run *r, int total);
+
 /* The adapters' rows and an index of their fields by path, made once per
  * process: every value of the stream looks its path up. */
 #define FIELD_HASH	128	/* more than twice the fields of any adapter */
@@ -392,6 +394,25 @@ agent_finish(struct agent_run *r, const struct agent_end *e,
 	jstream_end(&r->js);
 	if (r->a->finish != NULL)
 		r->a->finish(r, e);
+	/* The run ended on a question nobody could answer: blocked. */
+	if (r->asked[0] != '\0' && !r->failed && !e->timed_out) {
+		snprintf(r->retry_msg, sizeof(r->retry_msg), "the run ended "
+		    "on a question (%s) that nobody can answer in a headless "
+		    "run", r->asked);
+		run_client_stop(r, "blocked", CB_CLASS_RECOVERABLE,
+		    r->retry_msg);
+		r->retry_msg[0] = '\0';
+	}
+	/* A structured stream that stopped with no final result and exit 0
+	 * did not finish its work (SPEC §10): not a success. */
+	if (r->json && !r->finished && !r->failed && !e->timed_out &&
+	    e->exit_code == 0) {
+		run_error(r, "the client exited without its final result", 0);
+		if (!r->client_stop) {
+			r->type = "unknown";
+			r->cls = CB_CLASS_RECOVERABLE;
+		}
+	}
 	res->v.failed = r->failed;
 	res->v.message = r->failed && r->msg[0] != '\0' ? r->msg : NULL;
 	res->v.http_status = r->http;
@@ -507,6 +528,23 @@ run_ok(struct agent_run *r)
 }
 
 void
+run_final(struct agent_run *r)
+{
+	if (r->reading_err)
+		return;
+	r->finished = 1;
+	if (r->hooks.final != NULL)
+		r->hooks.final(r->hooks.arg);
+}
+
+void
+run_model_call(struct agent_run *r)
+{
+	r->model_calls++;
+	usage_live(r, 0);
+}
+
+void
 run_client_stop(struct agent_run *r, const char *type, enum cb_class cls,
     const char *msg)
 {
@@ -580,13 +618,32 @@ run_event_text(struct agent_run *r)
 	status_scanner_feed(r->sc, "\n", 1);
 }
 
+/* Tools that ask a person, whom a headless run has not got. */
+static int
+question(const char *name)
+{
+	static const char *const asks[] = {
+		"AskUserQuestion", "ask_user_question", "request_user_input",
+		"request_permissions", "question", "ask_user",
+	};
+	size_t i;
+
+	for (i = 0; i < NELEM(asks); i++)
+		if (strcmp(name, asks[i]) == 0)
+			return 1;
+	return 0;
+}
+
 void
 run_tool(struct agent_run *r, const char *id, const char *name,
     int input_slot)
 {
 	const struct slot *in = &r->slot[input_slot];
 
-	if (r->hooks.tool_call == NULL || name == NULL)
+	if (name == NULL)
+		return;
+	snprintf(r->asked, sizeof(r->asked), "%s", question(name) ? name : "");
+	if (r->hooks.tool_call == NULL)
 		return;
 	if (in->set)
 		r->hooks.tool_call(r->hooks.arg, id, name, in->buf, in->len,
@@ -657,6 +714,8 @@ usage_live(struct agent_run *r, int total)
 	usage_add(&r->usage, &r->step);
 	if (r->steps > 0 && r->usage.turns < r->steps)
 		r->usage.turns = r->steps;
+	if (r->model_calls > 0 && r->usage.turns < r->model_calls)
+		r->usage.turns = r->model_calls;
 	if (r->final.turns >= 0)
 		r->usage.turns = r->final.turns;
 #define SET(f) if (r->final.f >= 0) r->usage.f = r->final.f

@@ -39,7 +39,7 @@ enum opt_id {
 	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_CREATE, O_ALL, O_ALLOW_CONFIG,
 	O_AGENT, O_IDLE_TIMEOUT, O_MAX_COST, O_MAX_TOKENS, O_MAX_TURNS,
 	O_MAX_REPEAT_CALLS, O_ACCOUNT, O_RESET_ACCOUNT, O_STORE, O_STORE_LEASE,
-	O_STORE_TIMEOUT, O_STORE_FALLBACK, O_COUNT
+	O_STORE_TIMEOUT, O_STORE_FALLBACK, O_RESULT_GRACE, O_COUNT
 };
 /* o->origin has a slot per option; a table that outgrows it fails to
  * compile rather than writing past it. */
@@ -253,6 +253,9 @@ static const struct opt opts[] = {
 	{ "idle-timeout", required_argument, 0, O_IDLE_TIMEOUT, CAT_RUNNING,
 	    " D", "stop a run that writes nothing (no agent event)\n"
 	    "for D, as on --timeout (0 = none)" },
+	{ "result-grace", required_argument, 0, O_RESULT_GRACE, CAT_AGENTS,
+	    " D", "end an agent that has not exited D after its\n"
+	    "final result; judge the run by the result (10s)" },
 	{ "max-cost", required_argument, 0, O_MAX_COST, CAT_AGENTS | COMMON,
 	    " USD[/D]", "a cost cap: USD per run, or USD/D per window D\n"
 	    "of the circuit's runs, rolling (5,20/24h: both)" },
@@ -716,6 +719,8 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return replace_str(&o->agent, v);
 	case O_IDLE_TIMEOUT:
 		return set_duration(&o->idle_timeout, op, v, err, len);
+	case O_RESULT_GRACE:
+		return set_duration(&o->result_grace, op, v, err, len);
 	case O_MAX_COST:
 	case O_MAX_TOKENS:
 	case O_MAX_TURNS:

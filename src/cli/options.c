@@ -35,6 +35,7 @@ options_init(struct options *o)
 	o->record_progress = -1;
 	o->exit_code = -1;
 	o->max_repeat_calls = 5;
+	o->result_grace = 10;
 	o->store_lease = 30;
 	o->store_timeout = 2;
 	breaker_default_limits(&o->limits);

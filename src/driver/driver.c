@@ -346,6 +346,10 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	progress = d->progress >= 0 ? d->progress :
 	    judge_progress(&v->px, &v->s.last_progress_metric, &d->before,
 	    &d->after, &d->st, &d->cmd, success);
+	/* A run that ended waiting for an approval nobody could give made
+	 * no progress, whatever it changed on the way (SPEC §10). */
+	if (strcmp(d->c.type, "blocked") == 0)
+		progress = 0;
 
 	memset(&run, 0, sizeof(run));
 	run.task = d->task != NULL ? d->task : o->task;

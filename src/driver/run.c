@@ -190,6 +190,7 @@ struct readers {
 	struct agent_run *ar;
 	struct agent_watch w;
 	int live;		/* a run goes on: a stop stops it */
+	double grace;		/* --result-grace */
 };
 
 /* A per-run cap crossed, or the same tool call over and over: the run is
@@ -227,6 +228,16 @@ watch_result(void *arg, const char *id, unsigned long long digest,
 		sup_stop(st);
 }
 
+/* The client's final result: it has this long to exit (SPEC §10). */
+static void
+watch_final(void *arg)
+{
+	struct readers *rd = arg;
+
+	if (rd->live)
+		sup_grace(rd->grace);
+}
+
 /* The watch over a run of o, its hooks into rd. */
 static void
 readers_init(const struct options *o, struct readers *rd,
@@ -241,10 +252,12 @@ readers_init(const struct options *o, struct readers *rd,
 	caps.max_repeat_calls = o->max_repeat_calls;
 	agent_watch_init(&rd->w, &caps);
 	rd->live = live;
+	rd->grace = o->result_grace;
 	memset(hooks, 0, sizeof(*hooks));
 	hooks->usage = watch_usage;
 	hooks->tool_call = watch_call;
 	hooks->tool_result = watch_result;
+	hooks->final = watch_final;
 	hooks->arg = rd;
 }
 
@@ -432,8 +445,26 @@ run_once(struct inv *v, struct run_done *d)
 		    "not saved\n", v->store_err);
 		goto out;
 	}
+	if (ar != NULL && d->r.lingered) {
+		/* Its work was over (its final result came) and it did not
+		 * exit: it was ended, and the run is what the result says. */
+		report_warn(&v->rep, "%s had not exited %gs after its final "
+		    "result: ended (--result-grace)", agent_name(v->agent),
+		    o->result_grace);
+		d->r.timed_out = d->r.signalled_by_us = 0;
+		d->r.signo = 0;
+		d->r.exit_code = 0;
+	}
 	if (ar != NULL && agent_end(ar, &d->r, &res) == -1)
 		goto oom;
+	if (ar != NULL && d->r.lingered && res.v.failed)
+		d->r.exit_code = 1;
+	/* A cap on what a client does not report is said to count nothing,
+	 * never silently blind (SPEC §9). */
+	if (ar != NULL && o->max_turns > 0 && res.usage.turns < 0)
+		report_warn(&v->rep, "--max-turns: %s reported no turns in this "
+		    "run (its output format shows none): the cap could not "
+		    "count them", agent_name(v->agent));
 	stop_reason(o, &rd, &res, d);
 
 	read_status_file(sfile, &d->st, &v->rep);

@@ -69,7 +69,7 @@ struct run {
 	int fg_tty;
 	double start;
 	ev_child cw, anyw;
-	ev_timer t_kill, t_poll, t_prepare, t_drain, t_idle, t_keep;
+	ev_timer t_kill, t_poll, t_prepare, t_drain, t_idle, t_keep, t_grace;
 	ev_io io_keep;
 	unsigned long long drained;	/* bytes out at the last t_drain */
 	double started_at;		/* the fork, on the loop's clock */
@@ -397,6 +397,31 @@ sup_stop(int why)
 	run_stop(r, r->cfg->signal);
 }
 
+/* The grace after the command's final result is over, and it is still
+ * there. */
+static void
+on_grace(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct run *r = w->data;
+
+	if (r->phase != RUNNING)
+		return;
+	r->res->lingered = 1;
+	run_stop(r, r->cfg->signal);
+}
+
+void
+sup_grace(double seconds)
+{
+	struct run *r = cur;
+
+	if (r == NULL || seconds <= 0 || r->phase != RUNNING ||
+	    ev_is_active(&r->t_grace) || r->res->lingered)
+		return;
+	ev_timer_set(&r->t_grace, seconds, 0);
+	ev_timer_start(sup_loop, &r->t_grace);
+}
+
 static void
 on_budget(struct ptimer *t)
 {
@@ -458,8 +483,9 @@ run_arm(struct run *r)
 	ev_init(&r->t_prepare, on_prepare);
 	ev_init(&r->t_drain, on_drain);
 	ev_init(&r->t_idle, on_idle);
+	ev_init(&r->t_grace, on_grace);
 	r->t_kill.data = r->t_poll.data = r->t_drain.data = r;
-	r->t_idle.data = r;
+	r->t_idle.data = r->t_grace.data = r;
 	r->t_poll.repeat = 0.01;
 	ev_init(&r->t_keep, on_keep);
 	ev_init(&r->io_keep, on_keep_io);
@@ -515,6 +541,7 @@ run_disarm(struct run *r)
 	ev_timer_stop(sup_loop, &r->t_prepare);
 	ev_timer_stop(sup_loop, &r->t_drain);
 	ev_timer_stop(sup_loop, &r->t_idle);
+	ev_timer_stop(sup_loop, &r->t_grace);
 	ev_timer_stop(sup_loop, &r->t_keep);
 	ev_io_stop(sup_loop, &r->io_keep);
 }

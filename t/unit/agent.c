@@ -116,7 +116,7 @@ hook_tool(void *arg, const char *id, const char *name, const char *input,
 }
 
 static const struct agent_hooks hooks = {
-	hook_event, hook_usage, hook_tool, NULL, NULL
+	hook_event, hook_usage, hook_tool, NULL, NULL, NULL
 };
 
 struct seen {
@@ -381,7 +381,7 @@ static void
 tokenizer(void)
 {
 	static const struct agent_hooks keep = { NULL, NULL, hook_tool_keep,
-	    NULL, NULL };
+	    NULL, NULL, NULL };
 	struct agent_result res;
 	struct agent_run *r;
 	struct agent_end e;

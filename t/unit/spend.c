@@ -83,7 +83,7 @@ on_result(void *arg, const char *id, unsigned long long digest, int err)
 }
 
 static const struct agent_hooks hooks = { NULL, on_usage, on_call,
-	on_result, NULL };
+	on_result, NULL, NULL };
 
 /* Feed the recording through the adapter with caps c; its totals land in
  * *u (the agent_result's). */
@@ -172,6 +172,15 @@ fixtures(void)
 	c.max_cost = 0.001;
 	run("codex", "codex-0.169.0/tools-json", &c, &u);
 	is_int(stopped, AGENT_MAX_TOKENS, "codex: --max-tokens; no cost to cap");
+	/* it counts no turns: one a model call, up to its commands' results */
+	run("codex", "codex-0.169.0/tools-json", &none, &u);
+	is_int(u.turns, 2, "codex: two model calls, one command between");
+	run("codex", "codex-0.169.0/tools_loop-json", &none, &u);
+	is_int(u.turns, 7, "codex: seven model calls around six commands");
+	c = none;
+	c.max_turns = 3;
+	run("codex", "codex-0.169.0/tools_loop-json", &c, &u);
+	is_int(stopped, AGENT_MAX_TURNS, "codex: --max-turns 3 stops it live");
 	c = none;
 	c.max_repeat_calls = 5;
 	run("codex", "codex-0.169.0/tools_loop-json", &c, &u);
@@ -181,7 +190,13 @@ fixtures(void)
 	run("gemini", "gemini-0.61.0/tools-stream-json", &none, &u);
 	is_int(u.input_tokens, 16200, "gemini: input tokens");
 	is_int(u.output_tokens, 82, "gemini: output tokens");
-	ok(u.cost_usd < 0 && u.turns < 0, "gemini: no cost, no turns");
+	ok(u.cost_usd < 0, "gemini: no cost");
+	run("gemini", "gemini-0.61.0/tool_loop-stream-json", &none, &u);
+	is_int(u.turns, 4, "gemini: its four model calls, a tool call each");
+	c = none;
+	c.max_turns = 2;
+	run("gemini", "gemini-0.61.0/tool_loop-stream-json", &c, &u);
+	is_int(stopped, AGENT_MAX_TURNS, "gemini: --max-turns 2 stops it live");
 	c = none;
 	c.max_repeat_calls = 4;
 	run("gemini", "gemini-0.61.0/tool_loop-stream-json", &c, &u);
