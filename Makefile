@@ -84,8 +84,12 @@ test: cbexec $(UNIT)
 
 # The judgement corpus (t/corpus/README.md): every labelled case judged
 # by ./cbexec as a run judges it; any false stop fails.
-corpus: cbexec
+corpus: cbexec t/corpus/loops
 	@perl t/corpus/score.pl
+	@t/corpus/loops t/corpus
+
+t/corpus/loops: t/corpus/loops.c $(LIBOBJ) $(HDR)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS)
 
 dev: deps
 	@$(MAKE) --no-print-directory CFLAGS="-g -O2 -Werror" all
@@ -140,7 +144,8 @@ uninstall:
 	done
 
 clean:
-	rm -f cbexec src/*.o src/*/*.o t/unit/*.t t/faultshim.so t/clockshim.so
+	rm -f cbexec src/*.o src/*/*.o t/unit/*.t t/faultshim.so t/clockshim.so \
+	  t/corpus/loops
 	rm -rf t/fuzz/build
 
 # Hardening: fault-injection shim for t/0510-diskfault.t, libFuzzer targets
