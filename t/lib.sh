@@ -63,7 +63,7 @@ dead() { ! kill -0 "$1" 2>/dev/null; }
 # jget FILE PATH: a JSON value by dotted path (a.b.0), printed plainly;
 # objects and arrays as canonical JSON, null when absent (perl's JSON::PP).
 jget() {
-	perl -MJSON::PP -0777 -e '
+	perl -MJSON::PP -0777 -e 'binmode STDOUT, ":utf8";
 		my $v = decode_json(<STDIN>);
 		for my $k (split /\./, $ARGV[0]) {
 			$v = ref $v eq "HASH" ? $v->{$k} : ref $v eq "ARRAY" ? $v->[$k] : undef;
