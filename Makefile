@@ -88,6 +88,13 @@ corpus: cbexec t/corpus/loops
 	@perl t/corpus/score.pl
 	@t/corpus/loops t/corpus
 
+# Record every client again into t/corpus/recorded/ (npm and time: the
+# clients run through every scenario), then label the new recordings.
+CORPUS_CLIENTS ?= claude codex gemini qwen opencode pi copilot cn kilo
+corpus-record:
+	@for c in $(CORPUS_CLIENTS); do sh t/agents/record.sh $$c || exit 1; done
+	@perl t/corpus/label.pl
+
 t/corpus/loops: t/corpus/loops.c $(LIBOBJ) $(HDR)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS)
 
@@ -204,5 +211,5 @@ valgrind: cbexec
 
 .PHONY: fuzz fuzz-smoke valgrind
 
-.PHONY: all deps depcheck check test corpus dev asan demo bench check-agents \
+.PHONY: all deps depcheck check test corpus corpus-record dev asan demo bench check-agents \
 	install uninstall clean

@@ -6,8 +6,8 @@
 #
 #   sh t/agents/record.sh CLIENT [SCENARIO...]
 #
-# CLIENT is pi, copilot, cn or kilo (the clients whose formats this script
-# knows).  A SCENARIO is a mock scenario (mock/*.py: success, complete, 401,
+# CLIENT is claude, codex, gemini, qwen, opencode, pi, copilot, cn or
+# kilo.  A SCENARIO is a mock scenario (mock/*.py: success, complete, 401,
 # 403, 429, 500, 503, 529, credit, usage_limit, tools, tools_loop, ...;
 # refused: a port nothing listens on; missing_key: no key at all), with
 # an optional suffix that changes the client's settings:
@@ -32,11 +32,13 @@ TOP=$(cd "$AG/../.." && pwd)
 CLIENT=${1:?usage: record.sh CLIENT [SCENARIO...]}
 shift
 case $CLIENT in
+claude|gemini|qwen) FORMATS='text json stream-json' ;;
+codex|opencode) FORMATS='plain json' ;;
 pi) FORMATS='text json' ;;
 copilot) FORMATS='text json' ;;
 cn) FORMATS='text json' ;;
 kilo) FORMATS='plain json' ;;
-*) echo "record.sh: unknown client '$CLIENT' (pi, copilot, cn, kilo)" >&2
+*) echo "record.sh: unknown client '$CLIENT' (claude, codex, gemini, qwen, opencode, pi, copilot, cn, kilo)" >&2
    exit 2 ;;
 esac
 SCENARIOS=${*:-success complete 401 403 429 529 503 500 credit usage_limit \
@@ -52,7 +54,7 @@ BIN=$BIN/node_modules/.bin
 rm -rf "$ROOT"
 mkdir -p "$ROOT/mock" "$ROOT/vhome" || exit 1
 VERSION=$(cd "$ROOT/vhome" && HOME=$ROOT/vhome "$BIN/$CLIENT" --version </dev/null 2>&1 |
-    sed -n '1s/[^0-9]*\([0-9][0-9.]*[0-9]\).*/\1/p')
+    grep -Eo '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1)
 [ -n "$VERSION" ] || { echo "record.sh: $CLIENT --version said nothing" >&2; exit 1; }
 DIR=$OUT/$CLIENT-$VERSION
 mkdir -p "$DIR" || exit 1
@@ -60,12 +62,12 @@ MOCKS=
 cleanup() { for p in $MOCKS; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-for m in anthropic openai; do
+for m in anthropic openai gemini; do
 	python3 "$AG/mock/mock-$m.py" --port-file "$ROOT/mock/$m.port" \
 	    --idle-exit 1800 --log "$ROOT/mock/$m.log" >"$ROOT/mock/$m.out" 2>&1 &
 	MOCKS="$MOCKS $!"
 done
-for m in anthropic openai; do
+for m in anthropic openai gemini; do
 	i=0
 	while [ ! -s "$ROOT/mock/$m.port" ]; do
 		i=$((i + 1))
@@ -78,6 +80,17 @@ DEAD=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 # The command line of CLIENT in FORMAT, as a shell word list.
 command_of() {
 	case $CLIENT/$1 in
+	claude/text) echo "claude -p '$PROMPT'" ;;
+	claude/json) echo "claude -p '$PROMPT' --output-format json" ;;
+	claude/stream-json) echo "claude -p '$PROMPT' --output-format stream-json --verbose" ;;
+	codex/plain) echo "codex exec --skip-git-repo-check '$PROMPT'" ;;
+	codex/json) echo "codex exec --json --skip-git-repo-check '$PROMPT'" ;;
+	gemini/text) echo "gemini -p '$PROMPT'" ;;
+	gemini/*) echo "gemini -p '$PROMPT' --output-format $1" ;;
+	qwen/text) echo "qwen -p '$PROMPT' --approval-mode yolo" ;;
+	qwen/*) echo "qwen -p '$PROMPT' --approval-mode yolo --output-format $1" ;;
+	opencode/plain) echo "opencode run '$PROMPT'" ;;
+	opencode/json) echo "opencode run --format json '$PROMPT'" ;;
 	pi/text) echo "pi --no-session -p '$PROMPT'" ;;
 	pi/json) echo "pi --no-session --mode json -p '$PROMPT'" ;;
 	copilot/text) echo "copilot -p '$PROMPT' --allow-all-tools" ;;
@@ -99,11 +112,19 @@ record() {
 	*_anthropic) base=${sc%_anthropic} extra=CBEXEC_COPILOT_PROVIDER=anthropic ;;
 	*_auto) base=${sc%_auto} ;;
 	esac
-	[ "$CLIENT" = copilot ] && [ -z "$extra" ] && mock=openai
+	case $CLIENT in
+	codex|qwen) mock=openai ;;
+	gemini) mock=gemini ;;
+	copilot) [ -z "$extra" ] && mock=openai ;;
+	esac
 	port=$(cat "$ROOT/mock/$mock.port")
 	[ "$base" = refused ] && port=$DEAD
 	url=http://127.0.0.1:$port/s/$base
-	[ "$CLIENT" = copilot ] && [ $mock = openai ] && url=$url/v1
+	case $CLIENT/$mock in
+	copilot/openai|codex/openai|qwen/openai) url=$url/v1 ;;
+	esac
+	# Claude Code's subscription limit needs an OAuth login.
+	[ "$CLIENT/$base" = claude/usage_limit ] && extra="$extra CLAUDE_AUTH=oauth"
 	h=$ROOT/home w=$ROOT/work
 	rm -rf "$h" "$w"
 	mkdir -p "$h" "$w" "$ROOT/tmp"
@@ -115,7 +136,7 @@ record() {
 	if [ "$base" = missing_key ]; then
 		case $CLIENT in
 		copilot) unset_key='unset COPILOT_PROVIDER_API_KEY' ;;
-		*) unset_key='unset ANTHROPIC_API_KEY' ;;
+		*) unset_key='unset ANTHROPIC_API_KEY OPENAI_API_KEY GEMINI_API_KEY' ;;
 		esac
 	fi
 	n0=$(cat "$ROOT/mock/$mock.log" 2>/dev/null | wc -l)
