@@ -167,7 +167,7 @@ t/clockshim.so: t/clockshim.c
 
 FUZZCC ?= clang
 FUZZTIME ?= 60
-FUZZ_TARGETS = state status classify duration config apply agent
+FUZZ_TARGETS = state status classify duration config apply agent runinput
 FUZZ_CFLAGS = -g -O1 -std=c11 -pthread -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJ = $(patsubst src/%.c,t/fuzz/build/%.o,$(filter-out src/cbexec.c,$(SRC)))

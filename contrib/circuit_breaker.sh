@@ -97,11 +97,13 @@ _cb_tree_print()
 	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 		{
 			git rev-parse HEAD 2>/dev/null
+			# a clean tree selects no line: not a failure, also
+			# under set -euo pipefail
 			git status --porcelain=v1 --untracked-files=all 2>/dev/null |
-			    grep -vF -- "$skip"
+			    { grep -vF -- "$skip" || true; }
 			git diff HEAD 2>/dev/null
 			git ls-files -z --others --exclude-standard 2>/dev/null |
-			    grep -zvF -- "$skip" |
+			    { grep -zvF -- "$skip" || true; } |
 			    xargs -0 -r stat -c '%n %s %Y' 2>/dev/null
 		} | cksum
 	else
@@ -130,7 +132,7 @@ cb_get_state()
 	err=$(mktemp) || return 2
 	out=$(_cb_cbexec --status --json 2>"$err") || rc=$?
 	# A circuit that never recorded anything is a fresh CLOSED one.
-	if grep -q 'no such circuit' "$err"; then
+	if _cb_no_circuit "$rc" "$err"; then
 		rm -f "$err"
 		echo CLOSED
 		return 0
@@ -145,6 +147,18 @@ cb_get_state()
 	out=$(sed -n 's/^  "state": "\([A-Z_]*\)".*/\1/p' <<<"$out")
 	[[ -n $out ]] || return 2
 	echo "$out"
+}
+
+# Whether cbexec said (exit 125, its own first stderr line) that the circuit
+# has recorded nothing: never a match in what the command printed, which
+# --status shows as the last error.
+_cb_no_circuit()
+{
+	local line
+
+	[[ $1 -eq 125 ]] || return 1
+	IFS= read -r line <"$2" || true
+	[[ $line == "cbexec: no such circuit: "* ]]
 }
 
 cb_record_success()
@@ -184,26 +198,35 @@ cb_evaluate()
 
 cb_reset()
 {
-	local out rc=0
+	local err rc=0
 
-	out=$(_cb_cbexec --reset-circuit --reason "${1:-cb_reset}" 2>&1) ||
-	    rc=$?
+	err=$(mktemp) || return 2
+	_cb_cbexec --reset-circuit --reason "${1:-cb_reset}" >/dev/null \
+	    2>"$err" || rc=$?
 	_cb_tree=$(_cb_tree_print)
 	# Nothing recorded yet: nothing to reset.
-	if [[ $rc -eq 0 || $out == *"no such circuit"* ]]; then return 0; fi
-	printf '%s\n' "$out" >&2
+	if [[ $rc -eq 0 ]] || _cb_no_circuit "$rc" "$err"; then
+		rm -f "$err"
+		return 0
+	fi
+	cat "$err" >&2
+	rm -f "$err"
 	return 2
 }
 
 cb_get_stats()
 {
-	local out rc=0
+	local out err rc=0
 
-	out=$(_cb_cbexec --status "$@" 2>&1) || rc=$?
-	if [[ $out == *"no such circuit"* ]]; then
+	err=$(mktemp) || return 2
+	out=$(_cb_cbexec --status "$@" 2>"$err") || rc=$?
+	if _cb_no_circuit "$rc" "$err"; then
+		rm -f "$err"
 		echo "state:              CLOSED  (nothing recorded yet)"
 		return 0
 	fi
+	cat "$err" >&2
+	rm -f "$err"
 	printf '%s\n' "$out"
 	if [[ $rc -ne 0 && $rc -ne 120 ]]; then return 2; fi
 	return 0

@@ -165,6 +165,8 @@ struct agent_result {
 					 * assistant's own text (status) */
 	struct status_report status;
 	struct agent_usage usage;	/* the run's totals where reported */
+	const char *note;		/* a figure cut to the state's bounds,
+					 * in words, or NULL */
 };
 
 /*

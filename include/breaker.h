@@ -29,6 +29,10 @@ enum cb_circuit { CB_CLOSED, CB_HALF_OPEN, CB_OPEN };
  * long ones at 2^53, the largest integer a JSON number (a double) holds
  * exactly, so a state written is always one the loader takes. */
 #define CB_LONG_MAX	9007199254740992L
+/* The most a cost (USD) in the state may be: the writer saturates there
+ * and the loader refuses more, so no figure a run reports can make the
+ * state unloadable. */
+#define CB_COST_MAX	1e15
 /* A run's message and task are kept to this many bytes (UTF-8 intact). */
 #define CB_TEXT_MAX	4096
 

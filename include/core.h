@@ -76,6 +76,14 @@ char *utf8_sanitize(const char *p, size_t n);
 size_t utf8_seq(const unsigned char *s, size_t n, int *valid);
 /* The first byte of p[0..n) that does not start a valid sequence, or NULL. */
 const char *utf8_invalid(const char *p, size_t n);
+/*
+ * An opaque id a run reported (a session id) that may be handed to the
+ * next run (utf8.c): 1 when s is 1 to OPAQUE_ID_MAX bytes of
+ * [A-Za-z0-9._:-] not starting with '-', so pasted into a command line it
+ * can never be an option or more than one word.
+ */
+#define OPAQUE_ID_MAX	128
+int opaque_id(const char *s);
 
 /*
  * An XDG base directory (xdg.c): "$VAR/LEAF" when the variable var holds an
@@ -117,6 +125,8 @@ char *shell_quote(const char *s);
 /* s (NULL: nothing) to f as one printable line, control bytes escaped
  * (quote.c). */
 void text_put(FILE *f, const char *s);
+/* The same as a malloc'd string; NULL on ENOMEM. */
+char *text_escaped(const char *s);
 /* The value of hex digit c (either case); -1 when c is none (quote.c). */
 int hex_value(int c);
 /*

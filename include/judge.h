@@ -344,6 +344,14 @@ struct retry_hint {
 	double after;		/* seconds, 0: none */
 };
 int retry_hint(const char *s, double now, struct retry_hint *h);
+/*
+ * A hint made safe to keep (SPEC §9): a time or delay that is not a
+ * finite number > 0 is none, and none is more than RETRY_MAX (31 days)
+ * ahead of now -- no provider gives one weeks ahead, and the state must
+ * never hold a time it cannot load.  Returns 1 when one was cut.
+ */
+#define RETRY_MAX	(31 * 86400.0)
+int retry_bound(struct retry_hint *h, double now);
 
 /*
  * The normalised form of msg (malloc'd): ANSI escapes stripped, ISO-8601

@@ -119,6 +119,7 @@ struct agent_run {
 	size_t own_len;
 	int reading_err;		/* run_read: stderr, not stdout */
 	int client_stop;		/* run_client_stop() was called */
+	char note[160];			/* a figure cut to its bound: which */
 	int finished;			/* run_final() was called */
 	char asked[64];			/* the last tool call asked a person
 					 * (request_user_input, ...): its
@@ -135,6 +136,17 @@ extern const struct agent agent_claude, agent_codex, agent_gemini,
 const char *sv(const struct agent_run *r, int slot);
 int sb(const struct agent_run *r, int slot);
 double sn(const struct agent_run *r, int slot, double dflt);
+/*
+ * Figures from the stream, checked where they are read (SPEC §9: nothing
+ * the run prints may make the state unloadable): a count (tokens, turns)
+ * and a cost are -1 ("not said") unless a finite number >= 0, and at most
+ * the state's own bounds (CB_LONG_MAX, CB_COST_MAX) -- a larger one is
+ * cut there and noted (agent_result's note); an HTTP status is 0 unless a
+ * whole number from 100 to 599.
+ */
+long sn_count(struct agent_run *r, int slot);
+double sn_cost(struct agent_run *r, int slot);
+int sn_status(const struct agent_run *r, int slot);
 /* Whether slot holds exactly s. */
 int is(const struct agent_run *r, int slot, const char *s);
 void slot_clear(struct agent_run *r, int slot);

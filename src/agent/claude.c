@@ -89,13 +89,13 @@ usage(struct agent_run *r, int total)
 	struct agent_usage u;
 
 	usage_unknown(&u);
-	u.input_tokens = (long)sn(r, IN, -1);
-	u.output_tokens = (long)sn(r, OUT, -1);
-	u.cache_read_tokens = (long)sn(r, CREAD, -1);
-	u.cache_write_tokens = (long)sn(r, CWRITE, -1);
+	u.input_tokens = sn_count(r, IN);
+	u.output_tokens = sn_count(r, OUT);
+	u.cache_read_tokens = sn_count(r, CREAD);
+	u.cache_write_tokens = sn_count(r, CWRITE);
 	if (total) {
-		u.cost_usd = sn(r, COST, -1);
-		u.turns = (long)sn(r, TURNS, -1);
+		u.cost_usd = sn_cost(r, COST);
+		u.turns = sn_count(r, TURNS);
 	}
 	if (u.input_tokens < 0 && u.output_tokens < 0 && u.cost_usd < 0)
 		return;
@@ -109,7 +109,7 @@ usage(struct agent_run *r, int total)
 static void
 api_retry(struct agent_run *r)
 {
-	int status = (int)sn(r, ERR_STATUS, 0);
+	int status = sn_status(r, ERR_STATUS);
 	const char *error = sv(r, ERROR);
 	char msg[256], http[32] = "";
 
@@ -132,7 +132,7 @@ result(struct agent_run *r)
 	if (sb(r, IS_ERROR) == 1) {
 		/* an error with no text, as error_max_turns: its subtype */
 		run_error(r, *text != '\0' ? text : sub != NULL ? sub :
-		    "is_error", (int)sn(r, STATUS, 0));
+		    "is_error", sn_status(r, STATUS));
 		if (is(r, API_ERROR, "usage_limit_reached")) {
 			r->type = "usage_limit";
 			r->cls = CB_CLASS_TRANSIENT;
@@ -173,7 +173,7 @@ event(struct agent_run *r)
 		}
 	} else if (strcmp(type, "assistant") == 0) {
 		if (sb(r, SYNTHETIC) == 1)
-			run_error(r, event_text(r), (int)sn(r, STATUS, 0));
+			run_error(r, event_text(r), sn_status(r, STATUS));
 		else {
 			run_progress(r);
 			run_event_text(r);

@@ -91,9 +91,9 @@ event(struct agent_run *r)
 	} else if (strcmp(type, "turn.completed") == 0) {
 		run_ok(r);
 		usage_unknown(&u);
-		u.input_tokens = (long)sn(r, IN, -1);
-		u.output_tokens = (long)sn(r, OUT, -1);
-		u.cache_read_tokens = (long)sn(r, CACHED, -1);
+		u.input_tokens = sn_count(r, IN);
+		u.output_tokens = sn_count(r, OUT);
+		u.cache_read_tokens = sn_count(r, CACHED);
 		/* its input counts the cached tokens too */
 		if (u.input_tokens >= 0 && u.cache_read_tokens > 0)
 			u.input_tokens = u.input_tokens > u.cache_read_tokens ?

@@ -95,8 +95,7 @@ event(struct agent_run *r)
 	if (type == NULL) {
 		/* json: the answer, or on stderr the error object */
 		if ((msg = sv(r, ERROR_MSG)) != NULL) {
-			run_error(r, msg, sn(r, CODE, 0) >= 100 ?
-			    (int)sn(r, CODE, 0) : 0);
+			run_error(r, msg, sn_status(r, CODE));
 			return 1;
 		}
 		loop_stop(r, sv(r, WARNINGS));
@@ -136,9 +135,9 @@ event(struct agent_run *r)
 		} else
 			run_ok(r);
 		usage_unknown(&u);
-		u.input_tokens = (long)sn(r, IN, -1);
-		u.output_tokens = (long)sn(r, OUT, -1);
-		u.cache_read_tokens = (long)sn(r, CACHED, -1);
+		u.input_tokens = sn_count(r, IN);
+		u.output_tokens = sn_count(r, OUT);
+		u.cache_read_tokens = sn_count(r, CACHED);
 		/* its input_tokens count the cached ones too */
 		if (u.input_tokens >= 0 && u.cache_read_tokens > 0)
 			u.input_tokens = u.input_tokens > u.cache_read_tokens ?

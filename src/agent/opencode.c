@@ -82,11 +82,11 @@ step(struct agent_run *r)
 	struct agent_usage u;
 
 	usage_unknown(&u);
-	u.input_tokens = (long)sn(r, IN, -1);
-	u.output_tokens = (long)sn(r, OUT, -1);
-	u.cache_read_tokens = (long)sn(r, CREAD, -1);
-	u.cache_write_tokens = (long)sn(r, CWRITE, -1);
-	u.cost_usd = sn(r, COST, -1);
+	u.input_tokens = sn_count(r, IN);
+	u.output_tokens = sn_count(r, OUT);
+	u.cache_read_tokens = sn_count(r, CREAD);
+	u.cache_write_tokens = sn_count(r, CWRITE);
+	u.cost_usd = sn_cost(r, COST);
 	run_step_usage(r, NULL, &u);
 }
 
@@ -101,7 +101,7 @@ event(struct agent_run *r)
 	if (strcmp(type, "error") == 0) {
 		msg = sv(r, ERR_MSG) != NULL ? sv(r, ERR_MSG) : sv(r, ERR_NAME);
 		run_error(r, msg != NULL ? msg : "error",
-		    (int)sn(r, ERR_STATUS, 0));
+		    sn_status(r, ERR_STATUS));
 		if (is(r, ERR_NAME, "ProviderAuthError")) {
 			r->type = "auth";
 			r->cls = CB_CLASS_FATAL;

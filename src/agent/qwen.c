@@ -49,9 +49,9 @@ usage(struct agent_run *r, int total)
 	struct agent_usage u;
 
 	usage_unknown(&u);
-	u.input_tokens = (long)sn(r, IN, -1);
-	u.output_tokens = (long)sn(r, OUT, -1);
-	u.cache_read_tokens = (long)sn(r, CREAD, -1);
+	u.input_tokens = sn_count(r, IN);
+	u.output_tokens = sn_count(r, OUT);
+	u.cache_read_tokens = sn_count(r, CREAD);
 	/* its input counts the cached tokens too, as OpenAI's does */
 	if (u.input_tokens >= 0 && u.cache_read_tokens > 0)
 		u.input_tokens = u.input_tokens > u.cache_read_tokens ?
@@ -59,7 +59,7 @@ usage(struct agent_run *r, int total)
 	if (u.input_tokens < 0 && u.output_tokens < 0)
 		return;
 	if (total) {
-		u.turns = (long)sn(r, TURNS, -1);
+		u.turns = sn_count(r, TURNS);
 		run_total_usage(r, &u);
 	} else
 		run_step_usage(r, sv(r, MSG_ID), &u);

@@ -19,6 +19,7 @@
  * a run keeps is fixed in size: the slots, that tail, the scanner's
  * 64 KiB block.
  */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,6 +432,7 @@ agent_finish(struct agent_run *r, const struct agent_end *e,
 	res->status_own = r->json;
 	status_scanner_result(r->sc, &res->status);
 	res->usage = r->usage;
+	res->note = r->note[0] != '\0' ? r->note : NULL;
 	return 0;
 }
 
@@ -466,6 +468,45 @@ sn(const struct agent_run *r, int slot, double dflt)
 {
 	return r->slot[slot].set && r->slot[slot].kind == K_NUM ?
 	    r->slot[slot].num : dflt;
+}
+
+/* A figure of the stream within [0, max]: -1 when not a finite number
+ * >= 0, max (noted) above it. */
+static double
+bounded(struct agent_run *r, int slot, double max)
+{
+	double v = sn(r, slot, -1);
+
+	if (!(v >= 0 && v <= DBL_MAX))	/* NaN, infinite, negative */
+		return -1;
+	if (v > max) {
+		if (r->note[0] == '\0')
+			snprintf(r->note, sizeof(r->note), "a figure of %g "
+			    "(%s) is past what a state holds: counted as %g",
+			    v, r->slot[slot].buf, max);
+		return max;
+	}
+	return v;
+}
+
+long
+sn_count(struct agent_run *r, int slot)
+{
+	return (long)bounded(r, slot, (double)CB_LONG_MAX);
+}
+
+double
+sn_cost(struct agent_run *r, int slot)
+{
+	return bounded(r, slot, CB_COST_MAX);
+}
+
+int
+sn_status(const struct agent_run *r, int slot)
+{
+	double v = sn(r, slot, 0);
+
+	return v >= 100 && v <= 599 && v == (int)v ? (int)v : 0;
 }
 
 int
@@ -580,8 +621,18 @@ run_progress(struct agent_run *r)
 void
 run_session(struct agent_run *r, const char *id)
 {
-	if (id != NULL && *id != '\0')
-		snprintf(r->session, sizeof(r->session), "%s", id);
+	if (id == NULL || *id == '\0')
+		return;
+	/* Handed to the next run: an id, never an option or words. */
+	if (!opaque_id(id)) {
+		if (r->note[0] == '\0')
+			snprintf(r->note, sizeof(r->note), "a session id that "
+			    "is not an opaque id ([A-Za-z0-9._:-], at most %d "
+			    "bytes, not starting with '-') was dropped",
+			    OPAQUE_ID_MAX);
+		return;
+	}
+	snprintf(r->session, sizeof(r->session), "%s", id);
 }
 
 void
@@ -692,18 +743,23 @@ usage_unknown(struct agent_usage *u)
 	u->turns = -1;
 }
 
-/* a += b, figure by figure; a figure b does not give leaves a's. */
+/* a += b, figure by figure, saturating at the state's bounds; a figure b
+ * does not give leaves a's. */
 static void
 usage_add(struct agent_usage *a, const struct agent_usage *b)
 {
-#define ADD(f) if (b->f >= 0) a->f = (a->f > 0 ? a->f : 0) + b->f
+#define ADD(f) if (b->f >= 0) a->f = (a->f > 0 ? a->f : 0) > \
+    CB_LONG_MAX - b->f ? CB_LONG_MAX : (a->f > 0 ? a->f : 0) + b->f
 	ADD(input_tokens);
 	ADD(output_tokens);
 	ADD(cache_read_tokens);
 	ADD(cache_write_tokens);
-	ADD(cost_usd);
 	ADD(turns);
 #undef ADD
+	if (b->cost_usd >= 0)
+		a->cost_usd = (a->cost_usd > 0 ? a->cost_usd : 0) + b->cost_usd >
+		    CB_COST_MAX ? CB_COST_MAX : (a->cost_usd > 0 ?
+		    a->cost_usd : 0) + b->cost_usd;
 }
 
 /* The running totals: the steps before the current one, plus it. */

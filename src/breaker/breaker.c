@@ -277,7 +277,12 @@ static void
 count_run(struct cb_state *s, const struct cb_run *run)
 {
 	int transient = run->cls == CB_CLASS_TRANSIENT;
-	const char *task = run->task;
+	char task[CB_EVENT_TASK_MAX + 1];
+
+	/* A task name from the run (its TASK:) is cut where the history
+	 * cuts it: whatever the command prints, the state, the skips and the
+	 * environment built from them stay bounded. */
+	copy_utf8(task, sizeof(task), run->task);
 
 	if ((unsigned)run->cls < CB_CLASS_COUNT)
 		inc_long(&s->errors_total[run->cls]);
@@ -309,7 +314,7 @@ count_run(struct cb_state *s, const struct cb_run *run)
 			    run->hash != NULL && *run->hash != '\0' ?
 			    run->hash : NULL);
 		}
-		if (task != NULL && *task != '\0') {
+		if (*task != '\0') {
 			if (s->last_failed_task != NULL &&
 			    strcmp(s->last_failed_task, task) == 0) {
 				inc(&s->same_task_failures);
@@ -674,7 +679,7 @@ breaker_skip(struct cb_state *s, const struct cb_limits *l,
     const char *user, double now, struct cb_result *res)
 {
 	struct cb_skip *k = NULL, *p;
-	char *why;
+	char *why, cut[CB_EVENT_TASK_MAX + 1];
 	size_t i;
 
 	res->n = 0;
@@ -682,6 +687,9 @@ breaker_skip(struct cb_state *s, const struct cb_limits *l,
 	res->why[0] = '\0';
 	if (name == NULL || *name == '\0')
 		return -1;
+	/* a name as long as a task name can be, no longer */
+	copy_utf8(cut, sizeof(cut), name);
+	name = cut;
 	if (reason != NULL && *reason == '\0')
 		reason = NULL;
 	for (i = 0; i < s->n_skips && k == NULL; i++)

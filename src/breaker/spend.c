@@ -26,6 +26,25 @@ add_long(long *total, long v)
 	*total = v > CB_LONG_MAX - *total ? CB_LONG_MAX : *total + v;
 }
 
+/* *total += v for a cost, saturating at CB_COST_MAX. */
+static void
+add_cost(double *total, double v)
+{
+	if (!(v >= 0))
+		return;
+	if (*total < 0)
+		*total = 0;
+	*total = v > CB_COST_MAX - *total ? CB_COST_MAX : *total + v;
+}
+
+/* A figure as the state may hold it: -1 (not reported) unless >= 0,
+ * at most max. */
+static double
+held(double v, double max)
+{
+	return !(v >= 0) ? -1 : v > max ? max : v;
+}
+
 static long
 tokens_of(const struct cb_usage *u)
 {
@@ -49,10 +68,14 @@ breaker_spend(struct cb_state *s, const char *agent,
 	    i < sizeof(s->spend_agent) - 1; i++)
 		s->spend_agent[i] = agent[i];
 	s->spend_agent[i] = '\0';
-	s->last_usage = *u;
-	if (u->cost_usd >= 0)
-		s->spent.cost_usd = (s->spent.cost_usd > 0 ?
-		    s->spent.cost_usd : 0) + u->cost_usd;
+	/* the writer never holds what the loader would refuse */
+	s->last_usage.cost_usd = held(u->cost_usd, CB_COST_MAX);
+	s->last_usage.input_tokens = (long)held(u->input_tokens, CB_LONG_MAX);
+	s->last_usage.output_tokens = (long)held(u->output_tokens,
+	    CB_LONG_MAX);
+	s->last_usage.cache_tokens = (long)held(u->cache_tokens, CB_LONG_MAX);
+	s->last_usage.turns = (long)held(u->turns, CB_LONG_MAX);
+	add_cost(&s->spent.cost_usd, u->cost_usd);
 	add_long(&s->spent.input_tokens, u->input_tokens);
 	add_long(&s->spent.output_tokens, u->output_tokens);
 	add_long(&s->spent.cache_tokens, u->cache_tokens);
@@ -70,7 +93,7 @@ breaker_spend(struct cb_state *s, const char *agent,
 	    now < e->to) {
 		if (s->n_ledger == CB_LEDGER_MAX) {
 			s->ledger[1].from = s->ledger[0].from;
-			s->ledger[1].cost_usd += s->ledger[0].cost_usd;
+			add_cost(&s->ledger[1].cost_usd, s->ledger[0].cost_usd);
 			add_long(&s->ledger[1].tokens, s->ledger[0].tokens);
 			memmove(s->ledger, s->ledger + 1, (CB_LEDGER_MAX - 1) *
 			    sizeof(*s->ledger));
@@ -82,7 +105,7 @@ breaker_spend(struct cb_state *s, const char *agent,
 	}
 	e->to = now;
 	if (u->cost_usd > 0)
-		e->cost_usd += u->cost_usd;
+		add_cost(&e->cost_usd, u->cost_usd);
 	add_long(&e->tokens, tokens > 0 ? tokens : 0);
 }
 

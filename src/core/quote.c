@@ -66,6 +66,23 @@ text_put(FILE *f, const char *s)
 	}
 }
 
+char *
+text_escaped(const char *s)
+{
+	char *p = NULL;
+	size_t n = 0;
+	FILE *m;
+
+	if ((m = open_memstream(&p, &n)) == NULL)
+		return NULL;
+	text_put(m, s);
+	if (fclose(m) != 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
 int
 hex_value(int c)
 {

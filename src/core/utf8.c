@@ -108,3 +108,18 @@ utf8_sanitize(const char *p, size_t n)
 	*o = '\0';
 	return out;
 }
+
+int
+opaque_id(const char *s)
+{
+	size_t n;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return 0;
+	for (n = 0; s[n] != '\0'; n++)
+		if (n == OPAQUE_ID_MAX || !((s[n] >= 'a' && s[n] <= 'z') ||
+		    (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9') ||
+		    strchr("._:-", s[n]) != NULL))
+			return 0;
+	return 1;
+}

@@ -386,6 +386,9 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	run.retry_at = d->retry_at;
 	run.retry_after = d->retry_after;
 	v->retry_after = d->retry_after;
+	if (d->retry_capped)
+		report_warn(&v->rep, "the provider's reset time was more than "
+		    "31 days ahead: waiting 31 days at most");
 
 	breaker_record(&v->s, &o->limits, &run, now(v), &res);
 	/* --record has no duration to tell. */

@@ -56,6 +56,8 @@ struct run_done {
 	char *session;			/* the agent's session id, UTF-8 */
 	double retry_at;		/* a usage limit's reset time, 0: none */
 	double retry_after;		/* a transient error's wait, 0: none */
+	int retry_capped;		/* the provider's time was over 31 days
+					 * ahead: cut to that */
 	/* cbexec stopped it for a reason of its own (SPEC §9): the type
 	 * ("idle", "max_cost", ..., "loop"; NULL: none), its class and
 	 * message */

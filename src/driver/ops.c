@@ -246,6 +246,12 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 	/* Before the lock, which would make the directory and FILE.lock. */
 	if (!create && need_circuit(c, &st) == -1)
 		goto out;
+	/* Every reporter (--log) opened before the state is touched: one
+	 * that cannot be opened leaves a corrupt state where it was. */
+	if (circuit_reporter(o, c, &rep) == -1)
+		goto out;
+	if (o->store != NULL)
+		rep.store = st.label;
 	if ((i = circuit_lock(o, c, &st, OPERATOR_LOCK_WAIT, 0)) < 0) {
 		rc = -i;
 		goto out;
@@ -274,10 +280,6 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 		goto out;
 	}
 	loaded = 1;
-	if (circuit_reporter(o, c, &rep) == -1)
-		goto out;
-	if (o->store != NULL)
-		rep.store = st.label;
 	breaker_snapshot(&s, &before);
 	if (apply(o, &s, op, store_now(&st), &res, &unskip) == -1)
 		goto out;

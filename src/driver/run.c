@@ -28,9 +28,14 @@
 
 extern char **environ;
 
-/* The names of the skips of one kind, comma-separated (malloc'd). */
+/* The most CBEXEC_SKIPPED_PHASES or _TASKS holds: far below what exec(2)
+ * takes, whatever a state written by another cbexec holds. */
+#define SKIP_LIST_MAX	8192
+
+/* The names of the skips of one kind, comma-separated (malloc'd); those
+ * that do not fit in SKIP_LIST_MAX are left out, counted in *left. */
 static char *
-skip_list(const struct cb_state *s, enum cb_skip_kind kind)
+skip_list(const struct cb_state *s, enum cb_skip_kind kind, size_t *left)
 {
 	char *p = NULL;
 	size_t i, n = 0;
@@ -39,7 +44,11 @@ skip_list(const struct cb_state *s, enum cb_skip_kind kind)
 	if ((m = open_memstream(&p, &n)) == NULL)
 		return NULL;
 	for (i = 0; i < s->n_skips; i++)
-		if (s->skips[i].kind == kind)
+		if (s->skips[i].kind != kind)
+			continue;
+		else if (ftell(m) + 1 + strlen(s->skips[i].name) > SKIP_LIST_MAX)
+			(*left)++;
+		else
 			fprintf(m, "%s%s", ftell(m) > 0 ? "," : "",
 			    s->skips[i].name);
 	if (fclose(m) != 0) {
@@ -55,7 +64,7 @@ static char **
 child_env(struct inv *v, const char *status_file)
 {
 	char **env, buf[64];
-	size_t n = 0, i, k = 0;
+	size_t n = 0, i, k = 0, left = 0;
 	const char *last_err = NULL;
 	char *le = NULL, *sp, *st;
 
@@ -97,11 +106,17 @@ child_env(struct inv *v, const char *status_file)
 	ADD("CBEXEC_LAST_ERROR=%s", last_err != NULL ? last_err : "");
 	if (v->s.guidance != NULL)
 		ADD("CBEXEC_GUIDANCE=%s", v->s.guidance);
-	if (v->s.session_id != NULL)
+	/* checked when read from the run, and again here: a state file
+	 * written by an older cbexec may hold anything */
+	if (v->s.session_id != NULL && opaque_id(v->s.session_id))
 		ADD("CBEXEC_SESSION_ID=%s", v->s.session_id);
 	/* What was given up, so the command can pick something else. */
-	sp = skip_list(&v->s, SKIP_PHASE);
-	st = skip_list(&v->s, SKIP_TASK);
+	sp = skip_list(&v->s, SKIP_PHASE, &left);
+	st = skip_list(&v->s, SKIP_TASK, &left);
+	if (left > 0)
+		report_warn(&v->rep, "%zu skipped names left out of "
+		    "CBEXEC_SKIPPED_PHASES/_TASKS (%d bytes each at most)", left,
+		    SKIP_LIST_MAX);
 	ADD("CBEXEC_SKIPPED_PHASES=%s", sp != NULL ? sp : "");
 	ADD("CBEXEC_SKIPPED_TASKS=%s", st != NULL ? st : "");
 	free(sp);
@@ -314,15 +329,18 @@ scan_stdout(void *arg, const char *p, size_t n)
 static void
 retry_times(struct run_done *d, const struct retry_hint *given, double now)
 {
-	struct retry_hint h = { 0, 0 };
+	struct retry_hint h = { 0, 0 }, g = { 0, 0 };
 	double at, after;
 
 	if (d->c.cls != CB_CLASS_TRANSIENT)
 		return;
 	retry_hint(d->c.message, now, &h);
-	at = given != NULL && given->at > 0 ? given->at : h.at;
-	after = given != NULL && given->after > h.after ? given->after :
-	    h.after;
+	if (given != NULL)
+		g = *given;
+	/* what the run said is bounded before anything else sees it */
+	d->retry_capped = retry_bound(&h, now) | retry_bound(&g, now);
+	at = g.at > 0 ? g.at : h.at;
+	after = g.after > h.after ? g.after : h.after;
 	if (strcmp(d->c.type, "usage_limit") == 0) {
 		d->retry_at = at > 0 ? at : after > 0 ? now + after : 0;
 		return;
@@ -440,6 +458,14 @@ run_once(struct inv *v, struct run_done *d)
 		goto out;
 	}
 	d->have_result = 1;
+	/* exec(2) refused the command line and environment as too big:
+	 * nothing the command did, and nothing to count against it. */
+	if (d->r.exec_errno == E2BIG) {
+		fprintf(stderr, "cbexec: cannot run %s: its arguments and "
+		    "environment are too big for exec (%s)\n", o->argv[0],
+		    strerror(E2BIG));
+		goto out;
+	}
 	if (d->r.keepalive_failed) {
 		fprintf(stderr, "cbexec: %s; the run was killed, its result "
 		    "not saved\n", v->store_err);
@@ -457,6 +483,8 @@ run_once(struct inv *v, struct run_done *d)
 	}
 	if (ar != NULL && agent_end(ar, &d->r, &res) == -1)
 		goto oom;
+	if (ar != NULL && res.note != NULL)
+		report_warn(&v->rep, "%s: %s", agent_name(v->agent), res.note);
 	if (ar != NULL && d->r.lingered && res.v.failed)
 		d->r.exit_code = 1;
 	/* A cap on what a client does not report is said to count nothing,

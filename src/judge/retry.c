@@ -24,6 +24,7 @@
  * database (tz.c); one it does not know makes the hint unusable rather
  * than wrong.  Pure apart from reading that database.
  */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -307,6 +308,27 @@ first_hint(const char *s, enum hint kind, double now, double *v)
 				break;
 	}
 	return best != NULL ? 0 : -1;
+}
+
+int
+retry_bound(struct retry_hint *h, double now)
+{
+	int cut = 0;
+
+	/* NaN, infinite, 0 or negative: none */
+	if (!(h->at > 0 && h->at <= DBL_MAX))
+		h->at = 0;
+	if (!(h->after > 0 && h->after <= DBL_MAX))
+		h->after = 0;
+	if (h->at > now + RETRY_MAX) {
+		h->at = now + RETRY_MAX;
+		cut = 1;
+	}
+	if (h->after > RETRY_MAX) {
+		h->after = RETRY_MAX;
+		cut = 1;
+	}
+	return cut;
 }
 
 int

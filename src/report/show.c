@@ -750,10 +750,13 @@ row_cells(const struct status_row *r, double now, int short_form,
     char cell[][CELL], const char **reason)
 {
 	const struct cb_state *s = r->s;
+	char *name = text_escaped(r->name);
 	long n;
 
+	/* a store's key may hold any bytes: escaped as --status does */
 	snprintf(cell[COL_NAME], CELL, "%s%s", refuses(r) ? MARK : NOMARK,
-	    r->name);
+	    name != NULL ? name : "?");
+	free(name);
 	if (s == NULL) {
 		snprintf(cell[COL_STATE], CELL, "ERROR");
 		strcpy(cell[COL_SINCE], "-");
@@ -975,6 +978,7 @@ report_status_all(FILE *f, const struct status_row *rows, size_t n,
 	char (*cells)[N_COLS][CELL] = NULL, *buf = NULL;
 	const struct status_row **order = NULL;
 	const char **reasons = NULL, *line[N_COLS];
+	char **escaped = NULL;
 	size_t w[N_COLS], i, j, k, open = 0, len = 0, total;
 	int short_form;
 	FILE *m;
@@ -986,7 +990,9 @@ report_status_all(FILE *f, const struct status_row *rows, size_t n,
 	cells = calloc(n + 1, sizeof(*cells));
 	reasons = calloc(n + 1, sizeof(*reasons));
 	order = calloc(n + 1, sizeof(*order));
-	if (cells == NULL || reasons == NULL || order == NULL)
+	escaped = calloc(n + 1, sizeof(*escaped));
+	if (cells == NULL || reasons == NULL || order == NULL ||
+	    escaped == NULL)
 		goto out;
 	for (i = 0; i < n; i++)
 		order[i] = &rows[i];
@@ -998,8 +1004,11 @@ report_status_all(FILE *f, const struct status_row *rows, size_t n,
 		for (i = 0; i < n; i++) {
 			row_cells(order[i], now, short_form, cells[i],
 			    &reasons[i]);
-			if (reasons[i] == NULL)
-				reasons[i] = "-";
+			/* text from the command: control bytes escaped */
+			free(escaped[i]);
+			escaped[i] = reasons[i] != NULL ?
+			    text_escaped(reasons[i]) : NULL;
+			reasons[i] = escaped[i] != NULL ? escaped[i] : "-";
 		}
 		total = 2 * (N_COLS - 1);
 		for (j = 0; j < N_COLS; j++) {
@@ -1038,6 +1047,9 @@ report_status_all(FILE *f, const struct status_row *rows, size_t n,
 		fprintf(f, "\n%zu circuit%s listed, %zu OPEN.\n", n,
 		    n == 1 ? "" : "s", open);
 out:
+	for (i = 0; escaped != NULL && i < n; i++)
+		free(escaped[i]);
+	free(escaped);
 	free(cells);
 	free(reasons);
 	free(order);

@@ -286,7 +286,7 @@ load_figure(const cJSON *o, const char *k, const char *where, int integral,
 		return 0;
 	}
 	snprintf(f, sizeof(f), "%s.%s", where, k);
-	return get_num(o, k, f, 0, integral ? (double)CB_LONG_MAX : 1e15,
+	return get_num(o, k, f, 0, integral ? (double)CB_LONG_MAX : CB_COST_MAX,
 	    integral, v, err, errlen);
 }
 
@@ -327,7 +327,7 @@ load_window(const cJSON *j, const char *k, double *limit, double *span,
 	if (!cJSON_IsObject(w))
 		return bad_field(err, errlen, k, "an object or null");
 	snprintf(f, sizeof(f), "spend.%s.limit", k);
-	if (get_num(w, "limit", f, 0, 1e15, 0, limit, err, errlen) == -1)
+	if (get_num(w, "limit", f, 0, CB_COST_MAX, 0, limit, err, errlen) == -1)
 		return -1;
 	snprintf(f, sizeof(f), "spend.%s.seconds", k);
 	return get_num(w, "seconds", f, 0, 1e12, 0, span, err, errlen);
@@ -373,7 +373,7 @@ load_spend(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		memset(le, 0, sizeof(*le));
 		if (get_time(e, "from", f, 0, &le->from, err, errlen) == -1 ||
 		    get_time(e, "to", f, 0, &le->to, err, errlen) == -1 ||
-		    get_num(e, "cost_usd", f, 0, 1e15, 0, &le->cost_usd, err,
+		    get_num(e, "cost_usd", f, 0, CB_COST_MAX, 0, &le->cost_usd, err,
 		    errlen) == -1 ||
 		    get_num(e, "tokens", f, 0, (double)CB_LONG_MAX, 1, &t,
 		    err, errlen) == -1)

@@ -226,3 +226,34 @@ state_field() {
 	[ "$status" -eq 0 ]
 	[[ $output == *"current run:"*"1"* ]]
 }
+
+@test "set -euo pipefail in a clean git work tree: cb_init and the rest" {
+	git init -q "$WORK/repo"
+	git -C "$WORK/repo" -c user.email=t@example.com -c user.name=t \
+	    commit -q --allow-empty -m init
+	run bash -c 'set -euo pipefail
+		cd "$2"
+		source "$1"
+		cb_init "$3"
+		cb_check_progression || true
+		cb_record_failure "Error: x"
+		cb_get_state
+		echo done' _ "$TOP/contrib/circuit_breaker.sh" "$WORK/repo" \
+	    "$WORK/g.json"
+	[ "$status" -eq 0 ]
+	[[ $output == *CLOSED*done ]]
+}
+
+@test "a failure whose text says 'no such circuit' is not taken for no circuit" {
+	cb_record_failure "cbexec: no such circuit: the tests' fixture is gone"
+	run cb_get_stats
+	[ "$status" -eq 0 ]
+	[[ $output == *"current run:"* ]]
+	[[ $output != *"nothing recorded yet"* ]]
+	CB_STATE_FILE=$WORK/nothing.json
+	run cb_get_stats
+	[ "$status" -eq 0 ]
+	[[ $output == *"nothing recorded yet"* ]]
+	run cb_reset
+	[ "$status" -eq 0 ]
+}

@@ -53,6 +53,7 @@ apply(struct cb_state *s, uint8_t act, uint8_t how, uint8_t hist)
 	struct cb_limits l;
 	struct cb_result res;
 	struct cb_run run;
+	char again[DIGEST_HEX_LEN + 1];
 
 	breaker_default_limits(&l);
 	l.history_size = hist > 0 ? hist : 1;
@@ -67,9 +68,13 @@ apply(struct cb_state *s, uint8_t act, uint8_t how, uint8_t hist)
 		run.task = (how & 32) ? "task-1" : NULL;
 		run.type = run.cls == CB_CLASS_SUCCESS ? "" : "unknown";
 		run.message = run.cls == CB_CLASS_SUCCESS ? NULL : "boom";
-		run.hash = run.cls == CB_CLASS_SUCCESS ? "" :
-		    (how & 64) && s->last_error_hash != NULL ?
-		    s->last_error_hash : hash;
+		/* The same error again: a copy of the state's hash, as the
+		 * driver hands a run's own string, never the state's. */
+		if ((how & 64) && s->last_error_hash != NULL)
+			snprintf(again, sizeof(again), "%s", s->last_error_hash);
+		else
+			snprintf(again, sizeof(again), "%s", hash);
+		run.hash = run.cls == CB_CLASS_SUCCESS ? "" : again;
 		run.exit_code = run.cls == CB_CLASS_SUCCESS ? 0 : 1;
 		if (how & 128) {
 			run.cls = CB_CLASS_TRANSIENT;
