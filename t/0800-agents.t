@@ -263,9 +263,9 @@ is "$?" 122 "--agent claude for a script"
 printf '{"agent":"none"}\n' >c.json
 FIX=$f cb -q --config c.json --name w6 -- claude -p x >/dev/null 2>&1
 is "$?" 1 "config key agent"
-cb --agent copilot -- true 2>err
+cb --agent aider -- true 2>err
 is "$?" 125 "an unknown agent: 125"
-like "$(cat err)" "^cbexec: unknown agent 'copilot' for --agent \\(claude, codex, gemini, qwen, opencode or none\\)$" \
+like "$(cat err)" "^cbexec: unknown agent 'aider' for --agent \\(claude, codex, gemini, qwen, opencode, pi, copilot, cn, kilo or none\\)$" \
     "...naming the known ones"
 cb -q --name w7 -- sh -c 'echo "Invalid API key"; exit 1' >/dev/null 2>&1
 is "$?/$(st w7 last_error.type)" "1/unknown" \

@@ -130,7 +130,8 @@ struct agent_run {
 
 /* The table (agents.c). */
 extern const struct agent agent_claude, agent_codex, agent_gemini,
-    agent_qwen, agent_opencode;
+    agent_qwen, agent_opencode, agent_pi, agent_copilot, agent_cn,
+    agent_kilo;
 
 /* Slots of the current event (run.c).  NULL / -1 / dflt when unset. */
 const char *sv(const struct agent_run *r, int slot);
@@ -191,6 +192,11 @@ void run_tool(struct agent_run *r, const char *id, const char *name,
  * the result (a K_RAW slot: its digest), whether it failed. */
 void run_tool_result(struct agent_run *r, const char *id, int result_slot,
     int is_error);
+
+/* The same with the result's digest given (a client that decorates its
+ * results computes it over the tool's own output). */
+void run_tool_digest(struct agent_run *r, const char *id,
+    unsigned long long digest, int is_error);
 
 /* The slots of a content block of message.content (the shape Claude Code
  * and Qwen Code share): its type, a tool_use's id, name and input, a

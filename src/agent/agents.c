@@ -18,7 +18,7 @@
 
 static const struct agent *const table[] = {
 	&agent_claude, &agent_codex, &agent_gemini, &agent_qwen,
-	&agent_opencode,
+	&agent_opencode, &agent_pi, &agent_copilot, &agent_cn, &agent_kilo,
 };
 
 #define DEPTH 8		/* wrappers inside wrappers, at most */
@@ -43,7 +43,7 @@ agent_name(const struct agent *a)
 const char *
 agent_names(void)
 {
-	return "claude, codex, gemini, qwen, opencode";
+	return "claude, codex, gemini, qwen, opencode, pi, copilot, cn, kilo";
 }
 
 static const char *

@@ -18,7 +18,7 @@
 
 enum { TYPE, SESSION, PART_TYPE, TOOL, INPUT, IN, OUT, CREAD, CWRITE, COST,
 	ERR_NAME, ERR_MSG, ERR_STATUS, RETRY_AFTER, UNIFIED, UNIFIED_RESET,
-	CALL_ID, STATE, OUTPUT, ST_ERROR, REASON };
+	CALL_ID, STATE, OUTPUT, ST_ERROR, REASON, ERR_STR };
 
 static const struct field fields[] = {
 	{ "type", TYPE, K_STR },
@@ -32,6 +32,7 @@ static const struct field fields[] = {
 	{ "part.state.output", OUTPUT, K_RAW },
 	{ "part.state.error", ST_ERROR, K_RAW },
 	{ "part.reason", REASON, K_STR },
+	{ "error", ERR_STR, K_STR },
 	{ "part.tokens.input", IN, K_NUM },
 	{ "part.tokens.output", OUT, K_NUM },
 	{ "part.tokens.cache.read", CREAD, K_NUM },
@@ -99,7 +100,9 @@ event(struct agent_run *r)
 		return 0;
 	run_session(r, sv(r, SESSION));
 	if (strcmp(type, "error") == 0) {
-		msg = sv(r, ERR_MSG) != NULL ? sv(r, ERR_MSG) : sv(r, ERR_NAME);
+		/* Kilo's own verdicts are a plain string */
+		msg = sv(r, ERR_MSG) != NULL ? sv(r, ERR_MSG) :
+		    sv(r, ERR_NAME) != NULL ? sv(r, ERR_NAME) : sv(r, ERR_STR);
 		run_error(r, msg != NULL ? msg : "error",
 		    sn_status(r, ERR_STATUS));
 		if (is(r, ERR_NAME, "ProviderAuthError")) {
@@ -152,4 +155,20 @@ static const char *const packages[] = { "opencode-ai", NULL };
 const struct agent agent_opencode = {
 	"opencode", commands, packages, fields, NELEM(fields), event, NULL,
 	finish, NULL, 0, answer
+};
+
+/*
+ * Kilo (`kilo run`, npm @kilocode/cli) is a fork of opencode with the same
+ * events and the same permission guard; its own verdicts come as a string
+ * error ("run ended with an auto-rejected permission; ...").
+ */
+static const struct agent_rule kilo_rules[] = {
+	{ "without an assistant message", "unknown", CB_CLASS_RECOVERABLE },
+};
+static const char *const kilo_commands[] = { "kilo", "kilocode", NULL };
+static const char *const kilo_packages[] = { "@kilocode/cli", NULL };
+
+const struct agent agent_kilo = {
+	"kilo", kilo_commands, kilo_packages, fields, NELEM(fields), event,
+	NULL, finish, kilo_rules, NELEM(kilo_rules), answer
 };

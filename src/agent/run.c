@@ -37,7 +37,7 @@ static struct {
 	struct rule *r;
 	size_t n;
 	short index[FIELD_HASH];	/* field + 1, 0 for none */
-} compiled[8];
+} compiled[16];
 
 /* The tokenizer's hash of a path, key by key. */
 static unsigned
@@ -713,6 +713,14 @@ run_tool_result(struct agent_run *r, const char *id, int result_slot,
 	if (r->hooks.tool_result != NULL)
 		r->hooks.tool_result(r->hooks.arg, id, res->set ? res->digest :
 		    JS_DIGEST0, is_error);
+}
+
+void
+run_tool_digest(struct agent_run *r, const char *id, unsigned long long digest,
+    int is_error)
+{
+	if (r->hooks.tool_result != NULL)
+		r->hooks.tool_result(r->hooks.arg, id, digest, is_error);
 }
 
 void
