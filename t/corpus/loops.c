@@ -210,8 +210,8 @@ score(const char *stem)
 	size_t n;
 	int fired[N_RULES], is_loop, i;
 
-	snprintf(path, sizeof(path), "%s.expect", stem);
-	if ((exp = slurp(path, &n)) == NULL)
+	if ((size_t)snprintf(path, sizeof(path), "%s.expect", stem) >=
+	    sizeof(path) || (exp = slurp(path, &n)) == NULL)
 		return;
 	if (label(exp, "agent", agent, sizeof(agent)) == NULL) {
 		agent[0] = '\0';
@@ -224,8 +224,8 @@ score(const char *stem)
 	free(exp);
 	if (a == NULL)
 		return;
-	snprintf(path, sizeof(path), "%s.stdout", stem);
-	if ((out = slurp(path, &n)) == NULL)
+	if ((size_t)snprintf(path, sizeof(path), "%s.stdout", stem) >=
+	    sizeof(path) || (out = slurp(path, &n)) == NULL)
 		return;
 	n_steps = 0;
 	agent_watch_init(&watch, &caps);
