@@ -26,6 +26,44 @@ const char *agent_name(const struct agent *a);
 const char *agent_names(void);
 
 /*
+ * A client the operator describes in the config file (SPEC §10): its
+ * command names, its output format and where its facts are, as dotted
+ * JSON paths (NULL: it has none), and its own classifier rows.
+ */
+enum agent_format { AGENT_JSONL, AGENT_JSON, AGENT_TEXT };
+
+struct agent_desc_rule {
+	const char *match;	/* POSIX ERE, case-insensitive */
+	const char *type;
+	enum cb_class cls;
+};
+
+struct agent_desc {
+	const char *name;
+	const char *const *commands;
+	size_t n_commands;
+	enum agent_format format;
+	const char *result, *is_error, *error, *status, *session;
+	struct {
+		const char *input, *output, *cache_read, *cache_write, *cost,
+		    *turns;
+	} usage;
+	struct {
+		const char *name, *input, *id, *result, *result_id, *is_error;
+	} tool;
+	const struct agent_desc_rule *rules;
+	size_t n_rules;
+};
+
+/* Add the client d describes (everything copied); agent_by_name() and
+ * agent_detect() know it from then on.  0, or -1 with the reason in err
+ * (a known client's name, too many, a path given twice); a name
+ * described before is replaced. */
+int agent_describe(const struct agent_desc *d, char *err, size_t errlen);
+/* Forget every described client (at the end). */
+void agent_forget(void);
+
+/*
  * The client argv runs, from its command's basename, also through the
  * wrappers that leave the name visible: npx/bunx/pnpx and npm exec (by
  * command or package name), env, nice, nohup, timeout, node, and sh -c

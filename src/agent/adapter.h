@@ -119,6 +119,7 @@ struct agent_run {
 	size_t own_len;
 	int reading_err;		/* run_read: stderr, not stdout */
 	int client_stop;		/* run_client_stop() was called */
+	int text_seen;			/* the event had its K_TEXT field */
 	char note[160];			/* a figure cut to its bound: which */
 	int finished;			/* run_final() was called */
 	char asked[64];			/* the last tool call asked a person
@@ -127,6 +128,10 @@ struct agent_run {
 	long model_calls;		/* run_model_call()s: turns, where a
 					 * client counts none itself */
 };
+
+/* The clients the config described (described.c), i from 0; NULL past
+ * the last. */
+const struct agent *agent_described(size_t i);
 
 /* The table (agents.c). */
 extern const struct agent agent_claude, agent_codex, agent_gemini,

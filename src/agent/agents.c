@@ -12,6 +12,7 @@
  * first command of the script that names a client, after NAME=value
  * words, exec and the like).  Nothing is run or read: only argv.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "adapter.h"
@@ -23,14 +24,22 @@ static const struct agent *const table[] = {
 
 #define DEPTH 8		/* wrappers inside wrappers, at most */
 
+/* The i-th client: the table's, then those the config described. */
+static const struct agent *
+nth(size_t i)
+{
+	return i < NELEM(table) ? table[i] : agent_described(i - NELEM(table));
+}
+
 const struct agent *
 agent_by_name(const char *name)
 {
+	const struct agent *a;
 	size_t i;
 
-	for (i = 0; name != NULL && i < NELEM(table); i++)
-		if (strcmp(table[i]->name, name) == 0)
-			return table[i];
+	for (i = 0; name != NULL && (a = nth(i)) != NULL; i++)
+		if (strcmp(a->name, name) == 0)
+			return a;
 	return NULL;
 }
 
@@ -43,7 +52,14 @@ agent_name(const struct agent *a)
 const char *
 agent_names(void)
 {
-	return "claude, codex, gemini, qwen, opencode, pi, copilot, cn, kilo";
+	static char names[512];
+	const struct agent *a;
+	size_t i, n = 0;
+
+	for (i = 0; (a = nth(i)) != NULL && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+		    i > 0 ? ", " : "", a->name);
+	return names;
 }
 
 static const char *
@@ -58,12 +74,13 @@ static const struct agent *
 by_command(const char *cmd, size_t n)
 {
 	const char *const *c;
+	const struct agent *a;
 	size_t i;
 
-	for (i = 0; i < NELEM(table); i++)
-		for (c = table[i]->commands; *c != NULL; c++)
+	for (i = 0; (a = nth(i)) != NULL; i++)
+		for (c = a->commands; *c != NULL; c++)
 			if (strlen(*c) == n && strncmp(*c, cmd, n) == 0)
-				return table[i];
+				return a;
 	return NULL;
 }
 
@@ -73,18 +90,19 @@ static const struct agent *
 by_package(const char *s)
 {
 	const char *const *pk, *hit;
+	const struct agent *a;
 	size_t i, n;
 
-	for (i = 0; i < NELEM(table); i++)
-		for (pk = table[i]->packages; *pk != NULL; pk++) {
+	for (i = 0; (a = nth(i)) != NULL; i++)
+		for (pk = a->packages; *pk != NULL; pk++) {
 			n = strlen(*pk);
 			if (strncmp(s, *pk, n) == 0 &&
 			    (s[n] == '\0' || s[n] == '@'))
-				return table[i];
+				return a;
 			if ((hit = strstr(s, "node_modules/")) != NULL &&
 			    (hit = strstr(hit, *pk)) != NULL &&
 			    hit[-1] == '/' && hit[n] == '/')
-				return table[i];
+				return a;
 		}
 	return NULL;
 }

@@ -37,7 +37,7 @@ static struct {
 	struct rule *r;
 	size_t n;
 	short index[FIELD_HASH];	/* field + 1, 0 for none */
-} compiled[16];
+} compiled[32];	/* the nine, and the clients a config describes */
 
 /* The tokenizer's hash of a path, key by key. */
 static unsigned
@@ -83,6 +83,7 @@ on_want(void *arg, const char *path, unsigned hash, int str)
 	if (!str)
 		return JS_SKIP;
 	if (f->kind == K_TEXT) {
+		r->text_seen = 1;
 		/* The answer, by what its event said before it, goes to the
 		 * status scanner as it is written: the scanner reads blocks
 		 * inside JSON strings, and nothing is unescaped or copied. */
@@ -242,6 +243,7 @@ on_event_begin(void *arg)
 		r->slot[i].set = 0;
 	r->tlen = 0;
 	r->streamed = 0;
+	r->text_seen = 0;
 	if (r->hooks.event != NULL)
 		r->hooks.event(r->hooks.arg);
 }

@@ -713,9 +713,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		o->all = 1;
 		return 0;
 	case O_AGENT:
-		if (strcmp(v, "none") != 0 && agent_by_name(v) == NULL)
-			return errf(err, len, "unknown agent '%s' for --agent "
-			    "(%s or none)", v, agent_names());
+		/* checked by cli_finish: the config may describe it */
 		return replace_str(&o->agent, v);
 	case O_IDLE_TIMEOUT:
 		return set_duration(&o->idle_timeout, op, v, err, len);

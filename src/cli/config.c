@@ -20,6 +20,7 @@
 
 #include <cJSON.h>
 
+#include "agent.h"
 #include "cli.h"
 #include "core.h"
 #include "optvalues.h"
@@ -346,6 +347,239 @@ load_rules(struct options *o, const cJSON *rules, const char *path,
 	return 0;
 }
 
+/* A path of an agent's description: a non-empty string of keys joined by
+ * dots, or absent. */
+static int
+desc_path(const cJSON *k, const char **dst, const char *where, char *err,
+    size_t len)
+{
+	if (!cJSON_IsString(k) || *k->valuestring == '\0' ||
+	    k->valuestring[0] == '.' || strstr(k->valuestring, "..") != NULL ||
+	    k->valuestring[strlen(k->valuestring) - 1] == '.')
+		return errf(err, len, "%s.%s: expected a JSON path (keys "
+		    "joined by dots)", where, k->string);
+	*dst = k->valuestring;
+	return 0;
+}
+
+/* The paths of an object member of a description: keys[i] into dst[i]. */
+static int
+desc_paths(const cJSON *o, const char *const *keys, const char **dst,
+    const char *where, char *err, size_t len)
+{
+	const cJSON *k;
+	char sub[160];
+	size_t i;
+
+	snprintf(sub, sizeof(sub), "%s.%s", where, o->string);
+	if (!cJSON_IsObject(o))
+		return errf(err, len, "%s: expected an object", sub);
+	cJSON_ArrayForEach(k, o) {
+		for (i = 0; keys[i] != NULL && strcmp(keys[i], k->string) != 0;
+		    i++)
+			;
+		if (keys[i] == NULL)
+			return errf(err, len, "%s: unknown key '%s'", sub,
+			    k->string);
+		if (desc_path(k, &dst[i], sub, err, len) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+desc_rules(const cJSON *rules, struct agent_desc_rule **out, size_t *n,
+    const char *where, char *err, size_t len)
+{
+	const cJSON *r, *k;
+	struct agent_desc_rule *d;
+	size_t i = 0;
+
+	if (!cJSON_IsArray(rules))
+		return errf(err, len, "%s.rules: expected an array", where);
+	if ((d = calloc((size_t)cJSON_GetArraySize(rules) + 1,
+	    sizeof(*d))) == NULL)
+		return errf(err, len, "out of memory");
+	*out = d;
+	cJSON_ArrayForEach(r, rules) {
+		d[i].cls = CB_CLASS_RECOVERABLE;
+		if (!cJSON_IsObject(r))
+			return errf(err, len, "%s.rules[%zu]: expected an "
+			    "object", where, i);
+		cJSON_ArrayForEach(k, r) {
+			if (strcmp(k->string, "match") == 0 &&
+			    cJSON_IsString(k))
+				d[i].match = k->valuestring;
+			else if (strcmp(k->string, "type") == 0 &&
+			    cJSON_IsString(k))
+				d[i].type = k->valuestring;
+			else if (strcmp(k->string, "class") == 0 &&
+			    cJSON_IsString(k) &&
+			    class_from_name(k->valuestring, &d[i].cls) == 0 &&
+			    (d[i].cls == CB_CLASS_RECOVERABLE ||
+			    d[i].cls == CB_CLASS_TRANSIENT ||
+			    d[i].cls == CB_CLASS_FATAL))
+				;
+			else
+				return errf(err, len, "%s.rules[%zu]: unknown "
+				    "key or bad value '%s'", where, i,
+				    k->string);
+		}
+		if (d[i].match == NULL || d[i].type == NULL ||
+		    *d[i].type == '\0')
+			return errf(err, len, "%s.rules[%zu]: needs \"match\" "
+			    "and \"type\"", where, i);
+		i++;
+	}
+	*n = i;
+	return 0;
+}
+
+/*
+ * "agents": clients the operator describes (SPEC §10), each
+ * {"name", "commands", "format", "result", "is_error", "error",
+ * "status", "session", "usage": {...}, "tool": {...}, "rules": [...]}.
+ */
+static int
+load_agent(const cJSON *def, int i, const char *path, char *err, size_t len)
+{
+	static const char *const usage_keys[] = { "input", "output",
+	    "cache_read", "cache_write", "cost", "turns", NULL };
+	static const char *const tool_keys[] = { "name", "input", "id",
+	    "result", "result_id", "is_error", NULL };
+	struct agent_desc d;
+	struct agent_desc_rule *rules = NULL;
+	const char **cmds = NULL, *usage[6] = { NULL }, *tool[6] = { NULL };
+	const cJSON *k, *c;
+	char where[96], sub[512];
+	const char *p;
+	size_t n = 0;
+	int rc = -1;
+
+	memset(&d, 0, sizeof(d));
+	d.format = AGENT_JSONL;
+	snprintf(where, sizeof(where), "%s: agents[%d]", path, i);
+	if (!cJSON_IsObject(def))
+		return errf(err, len, "%s: expected an object", where);
+	cJSON_ArrayForEach(k, def) {
+		if (strcmp(k->string, "name") == 0 && cJSON_IsString(k))
+			d.name = k->valuestring;
+		else if (strcmp(k->string, "commands") == 0 &&
+		    cJSON_IsArray(k)) {
+			free(cmds);
+			if ((cmds = calloc((size_t)cJSON_GetArraySize(k) + 1,
+			    sizeof(*cmds))) == NULL) {
+				errf(err, len, "out of memory");
+				goto out;
+			}
+			n = 0;
+			cJSON_ArrayForEach(c, k) {
+				if (!cJSON_IsString(c) || *c->valuestring ==
+				    '\0' || strchr(c->valuestring, '/') != NULL) {
+					errf(err, len, "%s.commands: expected "
+					    "command names (no '/')", where);
+					goto out;
+				}
+				cmds[n++] = c->valuestring;
+			}
+		} else if (strcmp(k->string, "format") == 0 &&
+		    cJSON_IsString(k)) {
+			if (strcmp(k->valuestring, "jsonl") == 0)
+				d.format = AGENT_JSONL;
+			else if (strcmp(k->valuestring, "json") == 0)
+				d.format = AGENT_JSON;
+			else if (strcmp(k->valuestring, "text") == 0)
+				d.format = AGENT_TEXT;
+			else {
+				errf(err, len, "%s.format: expected jsonl, json "
+				    "or text", where);
+				goto out;
+			}
+		} else if (strcmp(k->string, "result") == 0) {
+			if (desc_path(k, &d.result, where, err, len) == -1)
+				goto out;
+		} else if (strcmp(k->string, "is_error") == 0) {
+			if (desc_path(k, &d.is_error, where, err, len) == -1)
+				goto out;
+		} else if (strcmp(k->string, "error") == 0) {
+			if (desc_path(k, &d.error, where, err, len) == -1)
+				goto out;
+		} else if (strcmp(k->string, "status") == 0) {
+			if (desc_path(k, &d.status, where, err, len) == -1)
+				goto out;
+		} else if (strcmp(k->string, "session") == 0) {
+			if (desc_path(k, &d.session, where, err, len) == -1)
+				goto out;
+		} else if (strcmp(k->string, "usage") == 0) {
+			if (desc_paths(k, usage_keys, usage, where, err,
+			    len) == -1)
+				goto out;
+		} else if (strcmp(k->string, "tool") == 0) {
+			if (desc_paths(k, tool_keys, tool, where, err,
+			    len) == -1)
+				goto out;
+		} else if (strcmp(k->string, "rules") == 0) {
+			free(rules);
+			rules = NULL;
+			if (desc_rules(k, &rules, &d.n_rules, where, err,
+			    len) == -1)
+				goto out;
+		} else {
+			errf(err, len, "%s: unknown key or bad value '%s'",
+			    where, k->string);
+			goto out;
+		}
+	}
+	if (d.name == NULL || (p = d.name, *p == '\0') ||
+	    strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(p)) {
+		errf(err, len, "%s: needs a \"name\" of [a-z0-9_-]", where);
+		goto out;
+	}
+	if (cmds == NULL || n == 0) {
+		errf(err, len, "%s: needs \"commands\", the command names "
+		    "that run it", where);
+		goto out;
+	}
+	d.commands = cmds;
+	d.n_commands = n;
+	d.usage.input = usage[0];
+	d.usage.output = usage[1];
+	d.usage.cache_read = usage[2];
+	d.usage.cache_write = usage[3];
+	d.usage.cost = usage[4];
+	d.usage.turns = usage[5];
+	d.tool.name = tool[0];
+	d.tool.input = tool[1];
+	d.tool.id = tool[2];
+	d.tool.result = tool[3];
+	d.tool.result_id = tool[4];
+	d.tool.is_error = tool[5];
+	d.rules = rules;
+	if (agent_describe(&d, sub, sizeof(sub)) == -1) {
+		errf(err, len, "%s: %s", where, sub);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(cmds);
+	free(rules);
+	return rc;
+}
+
+static int
+load_agents(const cJSON *agents, const char *path, char *err, size_t len)
+{
+	const cJSON *def;
+	int i = 0;
+
+	if (!cJSON_IsArray(agents))
+		return errf(err, len, "%s: 'agents': expected an array", path);
+	cJSON_ArrayForEach(def, agents)
+		if (load_agent(def, i++, path, err, len) == -1)
+			return -1;
+	return 0;
+}
+
 int
 config_load(struct options *o, const char *path, int required, char *err,
     size_t len)
@@ -398,6 +632,9 @@ config_parse(struct options *o, const char *path, const char *text,
 				goto out;
 		} else if (strcmp(item->string, "rules") == 0) {
 			if (load_rules(o, item, path, err, len) == -1)
+				goto out;
+		} else if (strcmp(item->string, "agents") == 0) {
+			if (load_agents(item, path, err, len) == -1)
 				goto out;
 		} else if (option_key(o, item, path, err, len) == -1)
 			goto out;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "agent.h"
 #include "cli.h"
 #include "optvalues.h"
 
@@ -94,6 +95,8 @@ options_free(struct options *o)
 	free(o->stderr_file);
 	free(o->stdout_file);
 	free(o->agent);
+	/* the clients the config described go with the options */
+	agent_forget();
 	free(o->account);
 	free(o->reset_account);
 	free(o->store);
@@ -177,6 +180,10 @@ cli_finish(struct options *o, char *err, size_t len)
 	if (o->limits.same_error == 0)
 		o->limits.same_error = p != NULL && p->same_error > 0 ?
 		    p->same_error : 5;
+	if (o->agent != NULL && strcmp(o->agent, "none") != 0 &&
+	    agent_by_name(o->agent) == NULL)
+		return errf(err, len, "unknown agent '%s' for --agent (%s or "
+		    "none)", o->agent, agent_names());
 	if (o->ok_codes.n == 0) {
 		if ((o->ok_codes.v = malloc(sizeof(int))) == NULL)
 			return errf(err, len, "out of memory");

@@ -474,8 +474,11 @@ match_rows(const struct agent_verdict *a, const struct text *t,
 	size_t i;
 	long line;
 
+	/* the client's own rows: never on a test runner's line, which is
+	 * the work's, not the client's */
 	for (i = 0; a != NULL && side == SIDE_ERR && i < a->n_rules; i++)
-		if ((line = re_first_in(&a->rules[i].re, t, L_NOISE, 0)) >= 0) {
+		if ((line = re_first_in(&a->rules[i].re, t, L_NOISE | L_TEST,
+		    0)) >= 0) {
 			m->type = a->rules[i].type;
 			m->cls = a->rules[i].cls;
 			m->t = t;
