@@ -52,7 +52,7 @@ _cbexec_signals='TERM INT HUP QUIT KILL USR1 USR2 ALRM ABRT PIPE CONT STOP
 	TSTP TTIN TTOU WINCH XCPU XFSZ VTALRM PROF IO PWR SYS SEGV BUS FPE ILL
 	TRAP URG CHLD 0'
 _cbexec_sources='git files status cmd exit auto yes no'
-_cbexec_agents='claude codex gemini qwen opencode none'
+_cbexec_agents='claude codex pi gemini copilot qwen opencode kilo cn none'
 # What --help takes: all, or a category of options.
 _cbexec_help_topics='all circuit running agents store thresholds operator
 	record'
