@@ -31,7 +31,7 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--stderr-file --stdout-file --create --all --allow-config --agent
 	--idle-timeout --max-cost --max-tokens --max-turns --max-repeat-calls
 	--account --reset-account --store --store-lease --store-timeout
-	--store-fallback --result-grace'
+	--store-fallback --store-password-file --result-grace'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -43,7 +43,8 @@ _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--exclude --capture-bytes --exit-codes --unskip --exit --message
 	--stderr-file --stdout-file --agent --idle-timeout --max-cost
 	--max-tokens --max-turns --max-repeat-calls --account --reset-account
-	--store --store-lease --store-timeout --store-fallback --result-grace'
+	--store --store-lease --store-timeout --store-fallback
+	--store-password-file --result-grace'
 # Short options that take a value.
 _cbexec_arg_shorts='sNCptkTnc'
 
@@ -223,7 +224,8 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		mapfile -t COMPREPLY < <(compgen -W "redis:// unix://" -- "$cur")
 		compopt -o nospace 2>/dev/null
 		;;
-	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file)
+	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file|\
+	--store-password-file)
 		_cbexec_files -f "$cur"
 		;;
 	-C|--chdir|--watch)

@@ -101,6 +101,9 @@ struct options {
 	double store_lease;		/* --store-lease, seconds */
 	double store_timeout;		/* --store-timeout: connect, command */
 	int store_fallback;		/* --store-fallback local */
+	char *store_password;		/* --store-password-file's or
+					 * CBEXEC_STORE_PASSWORD; NULL: the
+					 * URL's */
 	/* origin of each option, by option id (see cli.c) */
 	unsigned char origin[128];
 };
@@ -146,6 +149,11 @@ int cli_env(struct options *o, char *err, size_t len);
  * unknown), fill phase thresholds, check the combination.
  */
 int cli_finish(struct options *o, char *err, size_t len);
+/* Overwrite a store URL's password among argv's options (before
+ * command, the COMMAND's own argv) where ps(1) shows it. */
+void cli_wipe_secrets(int argc, char **argv, char **command);
+/* Keep a copy of the store's password (the old one wiped). */
+void options_set_password(struct options *o, const char *pw);
 
 /* The phase definition in effect, or NULL. */
 const struct phase_def *options_phase(const struct options *o);

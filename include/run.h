@@ -39,6 +39,14 @@ struct sup_cfg {
 	void *keepalive_arg;
 	double keepalive_every;
 	int keepalive_fd;
+	/* The keepalive's own deadline (mono_now() clock; 0: none), asked
+	 * again after each keepalive: when it comes, the keepalive is
+	 * called at once, whatever else is pending (a lease's local
+	 * deadline).  NULL: none. */
+	double (*keepalive_until)(void *arg);
+	/* keepalive_fd as it is after a keepalive (it may have connected
+	 * again); NULL: keepalive_fd stays. */
+	int (*keepalive_fd_of)(void *arg);
 };
 
 struct sup_result {
@@ -163,6 +171,10 @@ int child_reap(pid_t pid, int *status);
  * (nothing it started outlives it).  The helper is reaped: CHILD_EXITED
  * with *status, CHILD_TIMEOUT, CHILD_INTERRUPTED, or -1.
  */
+/* While child_wait() waits, fn(arg) is called at least every `every`
+ * seconds (a shared store's lease kept alive through git, --progress-cmd
+ * and the hook); fn NULL: none. */
+void child_keepalive(int (*fn)(void *arg), void *arg, double every);
 typedef int (*child_sink)(void *ctx, const char *p, size_t n);
 enum { CHILD_EXITED, CHILD_TIMEOUT, CHILD_INTERRUPTED };
 int child_wait(pid_t pid, int fd, double deadline, int kill_group,

@@ -151,6 +151,8 @@ struct store_cfg {
 	int follow;		/* --follow-symlinks */
 	double lease;		/* --store-lease, seconds */
 	double timeout;		/* --store-timeout: connect and each command */
+	const char *password;	/* CBEXEC_STORE_PASSWORD or
+				 * --store-password-file; NULL: the URL's */
 };
 
 struct store_redis;
@@ -167,7 +169,10 @@ struct store {
 	long generation;	/* the state's as loaded or last saved */
 	double clock_at;	/* the store's clock when last read */
 	double clock_mono;	/* mono_now() then */
-	double renewed;		/* mono_now() when the lease was last set */
+	double renewed;		/* mono_now() when the request that last
+				 * set the lease was sent */
+	int interrupted;	/* the last command: an operator signal */
+	const char *password;	/* store_cfg's */
 	struct store_redis *r;
 };
 
@@ -210,6 +215,11 @@ int store_keepalive(struct store *st, char *err, size_t errlen);
 /* Whether the lease was set (taken, renewed or saved with) less than a
  * third of it ago, so a renewal now would change nothing. */
 int store_fresh(const struct store *st);
+/* The local deadline of the lease (mono_now() clock; 0 when there is no
+ * lease): the time the request that last set it was sent, plus the
+ * lease, less a margin (an eighth of it) -- it cannot have expired in
+ * Redis before, whatever the network did; the run must be over by then. */
+double store_lease_until(const struct store *st);
 /* The descriptor that becomes readable when the store hangs up on us
  * (Redis's socket), else -1. */
 int store_fd(const struct store *st);

@@ -87,6 +87,7 @@ main(int argc, char **argv)
 		rc = usage_error(err);
 		goto out;
 	}
+	cli_wipe_secrets(argc, argv, o.argv);
 	errno = 0;
 	if (o.mode == MODE_HELP) {
 		cli_help(stdout, o.help_topic);

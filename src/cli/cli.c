@@ -12,12 +12,16 @@
  * takes its CIRCUIT anywhere; --help renders the table, by category.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "cli.h"
@@ -39,7 +43,8 @@ enum opt_id {
 	O_MESSAGE, O_STDERR_FILE, O_STDOUT_FILE, O_CREATE, O_ALL, O_ALLOW_CONFIG,
 	O_AGENT, O_IDLE_TIMEOUT, O_MAX_COST, O_MAX_TOKENS, O_MAX_TURNS,
 	O_MAX_REPEAT_CALLS, O_ACCOUNT, O_RESET_ACCOUNT, O_STORE, O_STORE_LEASE,
-	O_STORE_TIMEOUT, O_STORE_FALLBACK, O_RESULT_GRACE, O_COUNT
+	O_STORE_TIMEOUT, O_STORE_FALLBACK, O_STORE_PASSWORD_FILE,
+	O_RESULT_GRACE, O_COUNT
 };
 /* o->origin has a slot per option; a table that outgrows it fails to
  * compile rather than writing past it. */
@@ -280,15 +285,21 @@ static const struct opt opts[] = {
 	    "keep the circuit in Redis: redis://[user:password@]\n"
 	    "host[:port][/db] or unix:///path.sock[?db=N]; the\n"
 	    "lock is a lease, every write fenced (a holder that\n"
-	    "lost its lease is refused: 125); the store's clock" },
+	    "lost its lease is refused: 125); the store's clock\n"
+	    "decides; CBEXEC_STORE is not passed on" },
 	{ "store-lease", required_argument, 0, O_STORE_LEASE, CAT_STORE, " D",
 	    "the lease, renewed while the run goes on (30s)" },
 	{ "store-timeout", required_argument, 0, O_STORE_TIMEOUT, CAT_STORE,
-	    " D", "bound on connecting and on each command (2s); an\n"
+	    " D", "bound on name lookup, connecting and each whole\n"
+	    "command (2s; at most a third of the lease); an\n"
 	    "unreachable store is 125, COMMAND not started" },
 	{ "store-fallback", required_argument, 0, O_STORE_FALLBACK, CAT_STORE,
 	    " local|none", "run on the local state file when the store\n"
-	    "cannot be reached (said in the log and metrics)" },
+	    "cannot be reached (said in the log and metrics;\n"
+	    "with --account: refused, 125)" },
+	{ "store-password-file", required_argument, 0, O_STORE_PASSWORD_FILE,
+	    CAT_STORE, " F", "the store's password, the first line of F (yours,\n"
+	    "mode 0600 or stricter); or CBEXEC_STORE_PASSWORD" },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -484,6 +495,55 @@ set_backoff(struct options *o, const struct opt *op, const char *v,
 out:
 	free(buf);
 	return rc;
+}
+
+/* The store's password: the first line of F, a regular file of ours
+ * that nobody else may read or write (mode 0600 or stricter). */
+static int
+store_password_file(struct options *o, const char *path, char *err,
+    size_t len)
+{
+	char buf[512];
+	struct stat sb;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return errf(err, len, "--store-password-file %s: %s", path,
+		    strerror(errno));
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return errf(err, len, "--store-password-file %s: not a "
+		    "regular file", path);
+	}
+	if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
+		close(fd);
+		return errf(err, len, "--store-password-file %s: mode %04o, "
+		    "owner %ld: it must be yours and private (chmod 600)",
+		    path, (unsigned)(sb.st_mode & 07777), (long)sb.st_uid);
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return errf(err, len, "--store-password-file %s: %s", path,
+		    strerror(errno));
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (buf[0] == '\0') {
+		explicit_bzero(buf, sizeof(buf));
+		return errf(err, len, "--store-password-file %s: no password "
+		    "on its first line", path);
+	}
+	if ((size_t)n == sizeof(buf) - 1 && strchr(buf, '\n') == NULL &&
+	    strlen(buf) == sizeof(buf) - 1) {
+		explicit_bzero(buf, sizeof(buf));
+		return errf(err, len, "--store-password-file %s: the password "
+		    "is longer than 255 bytes", path);
+	}
+	options_set_password(o, buf);
+	explicit_bzero(buf, sizeof(buf));
+	return o->store_password != NULL ? 0 : errf(err, len,
+	    "out of memory");
 }
 
 /* An account is named as a circuit is (SPEC §1's NAME). */
@@ -745,6 +805,8 @@ set_option(struct options *o, const struct opt *op, const char *v,
 			    op->name);
 		return 0;
 	}
+	case O_STORE_PASSWORD_FILE:
+		return store_password_file(o, v, err, len);
 	case O_STORE_FALLBACK:
 		if (strcmp(v, "local") != 0 && strcmp(v, "none") != 0)
 			return errf(err, len, "invalid value '%s' for "
@@ -1313,6 +1375,15 @@ cli_env(struct options *o, char *err, size_t len)
 	const char *v;
 	size_t i;
 
+	/* The store's secrets are read here, then gone from the
+	 * environment: the command, git, --progress-cmd and the hook never
+	 * see them. */
+	if ((v = getenv("CBEXEC_STORE_PASSWORD")) != NULL) {
+		if (o->store_password == NULL && *v != '\0')
+			options_set_password(o, v);
+		explicit_bzero((char *)v, strlen(v));
+		unsetenv("CBEXEC_STORE_PASSWORD");
+	}
 	for (i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
 		if ((v = getenv(envs[i].env)) == NULL)
 			continue;
@@ -1329,6 +1400,28 @@ cli_env(struct options *o, char *err, size_t len)
 			    "CBEXEC_STORE") == 0 ? "" : v, strcmp(envs[i].env,
 			    "CBEXEC_STORE") == 0 ? "" : "'", sub);
 	}
+	unsetenv("CBEXEC_STORE");
 	return 0;
+}
+
+/* A password in a store URL among cbexec's own arguments (not the
+ * command's) is overwritten where ps(1) reads it, once it was taken. */
+void
+cli_wipe_secrets(int argc, char **argv, char **command)
+{
+	char *p, *at, *colon, *end;
+	int i;
+
+	for (i = 1; i < argc && argv + i != command; i++) {
+		if ((p = strstr(argv[i], "://")) == NULL)
+			continue;
+		p += 3;
+		end = p + strcspn(p, "/?");
+		if ((at = memrchr(p, '@', (size_t)(end - p))) == NULL ||
+		    (colon = memchr(p, ':', (size_t)(at - p))) == NULL)
+			continue;
+		for (colon++; colon < at; colon++)
+			*colon = '*';
+	}
 }
 

@@ -99,7 +99,10 @@ options_free(struct options *o)
 	agent_forget();
 	free(o->account);
 	free(o->reset_account);
+	if (o->store != NULL)
+		explicit_bzero(o->store, strlen(o->store));
 	free(o->store);
+	options_set_password(o, NULL);
 	strv_free(&o->watch);
 	strv_free(&o->exclude);
 	free(o->help_topic);
@@ -205,4 +208,14 @@ cli_finish(struct options *o, char *err, size_t len)
 	    !(o->progress & PROG_FILES))
 		o->progress |= PROG_FILES;
 	return 0;
+}
+
+void
+options_set_password(struct options *o, const char *pw)
+{
+	if (o->store_password != NULL) {
+		explicit_bzero(o->store_password, strlen(o->store_password));
+		free(o->store_password);
+	}
+	o->store_password = pw != NULL ? strdup(pw) : NULL;
 }

@@ -255,6 +255,7 @@ int
 circuit_store(const struct options *o, const struct circuit *c,
     struct store *st, int fallback)
 {
+	static int said_timeout;
 	struct store_cfg cfg;
 	char err[4400];
 
@@ -265,12 +266,30 @@ circuit_store(const struct options *o, const struct circuit *c,
 	cfg.follow = o->follow_symlinks;
 	cfg.lease = o->store_lease;
 	cfg.timeout = o->store_timeout;
+	cfg.password = o->store_password;
+	/* A renewal must be able to fail and the run end within the lease:
+	 * at most a third of it for each store command (SPEC §10). */
+	if (o->store != NULL && cfg.lease < 3 * cfg.timeout) {
+		cfg.timeout = cfg.lease / 3;
+		if (!said_timeout++)
+			fprintf(stderr, "cbexec: --store-timeout %gs is more "
+			    "than a third of --store-lease %gs: using %gs\n",
+			    o->store_timeout, o->store_lease, cfg.timeout);
+	}
 	if (store_open(st, &cfg, err, sizeof(err)) == 0)
 		return 0;
 	store_close(st);
 	if (!fallback || !o->store_fallback) {
 		fprintf(stderr, "cbexec: %s%s\n", err, fallback ?
 		    "; not running the command" : "");
+		return -1;
+	}
+	/* An account's gate lives in the store: the local state cannot say
+	 * whether the account is open, so it does not run at all. */
+	if (o->account != NULL) {
+		fprintf(stderr, "cbexec: %s; not running the command: "
+		    "--store-fallback local cannot read account %s's gate "
+		    "(it is in the store)\n", err, o->account);
 		return -1;
 	}
 	/* --store-fallback local: this host's own state file instead, and

@@ -80,6 +80,31 @@ inv_keepalive(void *arg)
 	return store_keepalive(&v->st, v->store_err, sizeof(v->store_err));
 }
 
+double
+inv_lease_until(void *arg)
+{
+	struct inv *v = arg;
+
+	return store_lease_until(&v->st);
+}
+
+int
+inv_store_fd(void *arg)
+{
+	struct inv *v = arg;
+
+	return store_fd(&v->st);
+}
+
+/* While a helper runs: the lease renewed when a third of it has gone. */
+static int
+inv_keep_fresh(void *arg)
+{
+	struct inv *v = arg;
+
+	return store_fresh(&v->st) ? 0 : inv_keepalive(v);
+}
+
 /* sup_sleep() in pieces short enough to keep a lease alive between them;
  * 3 when the store's lease was lost (message in v->store_err). */
 static int
@@ -691,6 +716,9 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		store_close(&v->st);
 		return -rc;
 	}
+	/* git, --progress-cmd and the hook do not outlast the lease. */
+	if (v->st.kind == STORE_REDIS)
+		child_keepalive(inv_keep_fresh, v, v->st.lease / 6);
 	if ((rc = store_load(&v->st, &v->s, err, sizeof(err))) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		store_close(&v->st);
@@ -791,6 +819,7 @@ inv_end(struct inv *v)
 	if (v->loaded)
 		breaker_free(&v->s);
 	v->loaded = 0;
+	child_keepalive(NULL, NULL, 0);
 	store_close(&v->st);
 }
 

@@ -84,6 +84,10 @@ void inv_metrics(struct inv *v);
 /* The store's keepalive (struct sup_cfg's, arg the inv): the lease
  * renewed, the store's clock read; -1 with the reason in v->store_err. */
 int inv_keepalive(void *arg);
+/* The lease's local deadline, and the store's descriptor now, for the
+ * run engine (sup_cfg). */
+double inv_lease_until(void *arg);
+int inv_store_fd(void *arg);
 
 /* A run for a skipped phase (--phase) or task is not started: 1 after the
  * line that says so, else 0. */

@@ -416,8 +416,15 @@ run_once(struct inv *v, struct run_done *d)
 	if (v->agent != NULL && (ar = agent_run_new(v->agent, &hooks)) ==
 	    NULL)
 		goto oom;
-	/* The lease is fresh as the run starts, and renewed while it runs;
-	 * a store gone or a lease lost meanwhile ends the run at once. */
+	warn_prints(v, take_prints(&v->px, &d->before, NULL));
+	/* Interrupted while git looked: no run is started. */
+	if (sup_interrupted()) {
+		ret = 1;
+		goto out;
+	}
+	/* The lease is fresh as the command starts -- checked right before,
+	 * after git -- and renewed while it runs; a store gone, a lease lost
+	 * or its local deadline come end the run at once. */
 	if (!store_fresh(&v->st) && inv_keepalive(v) == -1) {
 		fprintf(stderr, "cbexec: %s; not running the command\n",
 		    v->store_err);
@@ -427,14 +434,10 @@ run_once(struct inv *v, struct run_done *d)
 		cfg.keepalive = inv_keepalive;
 		cfg.keepalive_arg = v;
 		cfg.keepalive_every = v->st.lease / 3;
+		cfg.keepalive_until = inv_lease_until;
+		cfg.keepalive_fd_of = inv_store_fd;
 	}
 	cfg.keepalive_fd = store_fd(&v->st);
-	warn_prints(v, take_prints(&v->px, &d->before, NULL));
-	/* Interrupted while git looked: no run is started. */
-	if (sup_interrupted()) {
-		ret = 1;
-		goto out;
-	}
 
 	cfg.argv = o->argv;
 	cfg.timeout = o->timeout;

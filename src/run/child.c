@@ -111,6 +111,18 @@ child_reap(pid_t pid, int *status)
 }
 
 #define SLICE_MS	50		/* how often a running helper is checked */
+
+static int (*keep_fn)(void *);
+static void *keep_arg;
+static double keep_every;
+
+void
+child_keepalive(int (*fn)(void *arg), void *arg, double every)
+{
+	keep_fn = fn;
+	keep_arg = arg;
+	keep_every = every;
+}
 #define DRAIN_MAX	(1 << 20)	/* bytes read after the helper exited */
 
 /* Read what fd has now into sink (counted in *after once the helper has
@@ -156,6 +168,11 @@ child_wait(pid_t pid, int fd, double deadline, int kill_group,
 	sup_hold();
 	for (;;) {
 		ms = fd >= 0 ? SLICE_MS : nap;
+		if (keep_fn != NULL) {
+			keep_fn(keep_arg);
+			if (ms > keep_every * 1000)
+				ms = (int)(keep_every * 1000) + 1;
+		}
 		if (deadline > 0) {
 			if ((left = deadline - mono_now()) <= 0) {
 				rc = CHILD_TIMEOUT;

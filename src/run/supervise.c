@@ -70,6 +70,7 @@ struct run {
 	double start;
 	ev_child cw, anyw;
 	ev_timer t_kill, t_poll, t_prepare, t_drain, t_idle, t_keep, t_grace;
+	ev_timer t_until;	/* the keepalive's own deadline */
 	ev_io io_keep;
 	unsigned long long drained;	/* bytes out at the last t_drain */
 	double started_at;		/* the fork, on the loop's clock */
@@ -438,15 +439,45 @@ on_budget(struct ptimer *t)
 	run_stop(r, r->cfg->signal);
 }
 
+/* The keepalive's deadline, armed anew (a renewal moves it). */
+static void
+until_arm(struct run *r)
+{
+	double at;
+
+	ev_timer_stop(sup_loop, &r->t_until);
+	if (r->cfg->keepalive_until == NULL ||
+	    (at = r->cfg->keepalive_until(r->cfg->keepalive_arg)) <= 0)
+		return;
+	ev_timer_set(&r->t_until, at - mono_now() > 0 ? at - mono_now() : 0,
+	    0);
+	ev_timer_start(sup_loop, &r->t_until);
+}
+
 /* The caller's keepalive; when it fails, the run ends now. */
 static void
 keepalive(struct run *r)
 {
-	if (r->res->keepalive_failed ||
-	    r->cfg->keepalive(r->cfg->keepalive_arg) == 0)
+	int fd;
+
+	if (r->res->keepalive_failed)
 		return;
+	/* its descriptor may be another after it (connected again) */
+	ev_io_stop(sup_loop, &r->io_keep);
+	if (r->cfg->keepalive(r->cfg->keepalive_arg) == 0) {
+		fd = r->cfg->keepalive_fd_of != NULL ?
+		    r->cfg->keepalive_fd_of(r->cfg->keepalive_arg) :
+		    r->cfg->keepalive_fd;
+		if (fd >= 0) {
+			ev_io_set(&r->io_keep, fd, EV_READ);
+			ev_io_start(sup_loop, &r->io_keep);
+		}
+		until_arm(r);
+		return;
+	}
 	r->res->keepalive_failed = 1;
 	ev_timer_stop(sup_loop, &r->t_keep);
+	ev_timer_stop(sup_loop, &r->t_until);
 	ev_io_stop(sup_loop, &r->io_keep);
 	run_stop(r, SIGKILL);
 }
@@ -459,6 +490,12 @@ on_keep(struct ev_loop *l, ev_timer *w, int revents)
 
 static void
 on_keep_io(struct ev_loop *l, ev_io *w, int revents)
+{
+	keepalive(w->data);
+}
+
+static void
+on_until(struct ev_loop *l, ev_timer *w, int revents)
 {
 	keepalive(w->data);
 }
@@ -489,7 +526,8 @@ run_arm(struct run *r)
 	r->t_poll.repeat = 0.01;
 	ev_init(&r->t_keep, on_keep);
 	ev_init(&r->io_keep, on_keep_io);
-	r->t_keep.data = r->io_keep.data = r;
+	ev_init(&r->t_until, on_until);
+	r->t_keep.data = r->io_keep.data = r->t_until.data = r;
 	if (r->cfg->keepalive != NULL) {
 		if (r->cfg->keepalive_every > 0) {
 			ev_timer_set(&r->t_keep, r->cfg->keepalive_every,
@@ -500,6 +538,7 @@ run_arm(struct run *r)
 			ev_io_set(&r->io_keep, r->cfg->keepalive_fd, EV_READ);
 			ev_io_start(sup_loop, &r->io_keep);
 		}
+		until_arm(r);
 	}
 	/* Like timeout(1), the time counts from the fork, not from the
 	 * moment the exec has succeeded. */
@@ -543,6 +582,7 @@ run_disarm(struct run *r)
 	ev_timer_stop(sup_loop, &r->t_idle);
 	ev_timer_stop(sup_loop, &r->t_grace);
 	ev_timer_stop(sup_loop, &r->t_keep);
+	ev_timer_stop(sup_loop, &r->t_until);
 	ev_io_stop(sup_loop, &r->io_keep);
 }
 

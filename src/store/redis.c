@@ -29,10 +29,23 @@
  * cooldowns and retry_at mean the same on every host whatever its clock
  * says; leases expire on Redis's clock too.
  *
- * Every connect and command is bounded by --store-timeout (hiredis's
- * connect timeout, then SO_RCVTIMEO/SO_SNDTIMEO on the socket): a store
- * that does not answer is an error within that time, never a hang.  The
+ * Every store command is bounded by --store-timeout as a whole: name
+ * resolution (getaddrinfo_a, given up at the deadline), the connect, the
+ * request and the whole reply, however it trickles (the reply is read as
+ * it comes, with poll(2) on what is left of the deadline, and refused
+ * past MAX_STATE_SIZE without being buffered whole).  A renewal's
+ * deadline is also the lease's own: the time the last successful one was
+ * sent plus the lease, less a margin (store_lease_left()).  An operator
+ * signal ends a wait for the store at once when signals are held
+ * (sup_poll).  A connection found closed (an idle timeout of the server)
+ * is opened again within the same deadline, and a command that may be
+ * repeated (TIME, GET, the lock, a renewal) is sent again once.  The
  * socket is close-on-exec, so the command never inherits it.
+ *
+ * Every lease operation carries the holder's token and the latest store
+ * time it may act at (the store's clock as last read plus the timeout):
+ * a request that a partition delivers late does nothing, so it can never
+ * take a lease again for a holder that has gone.
  *
  * Each step that needs more than one command is one script (EVAL), so a
  * step is one round trip: taking the lock also reads the state and the
@@ -40,6 +53,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -47,6 +64,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,20 +74,10 @@
 #include <hiredis.h>
 
 #include "core.h"
+#include "run.h"
 #include "store.h"
 #include "backend.h"
-
-struct store_redis {
-	redisContext *c;
-	char *key, *lock;	/* cbexec:circuit:NAME, cbexec:lock:NAME */
-	char token[33];		/* this holder's lease, hex */
-	char *fetched;		/* the state the lock step read, or NULL */
-	size_t fetched_len;
-	int have_fetched;	/* fetched holds what the lock step read
-				 * (NULL: there was no state) */
-};
-
-/* ---- the URL ---- */
+#include "guard.h"
 
 struct url {
 	int unix_sock;
@@ -79,6 +88,24 @@ struct url {
 	int has_pass;
 	long db;
 };
+
+struct store_redis {
+	redisContext *c;
+	double until;		/* the next command's deadline, 0: the
+				 * timeout's from now */
+	int again;		/* the next command may be asked twice */
+	int ever;		/* it was connected once */
+	struct url u;		/* to connect again (wiped at the close) */
+	double sent;		/* mono_now() when the last command was sent */
+	char *key, *lock;	/* cbexec:circuit:NAME, cbexec:lock:NAME */
+	char token[33];		/* this holder's lease, hex */
+	char *fetched;		/* the state the lock step read, or NULL */
+	size_t fetched_len;
+	int have_fetched;	/* fetched holds what the lock step read
+				 * (NULL: there was no state) */
+};
+
+/* ---- the URL ---- */
 
 /* Copy n bytes of s into out, %XX decoded; -1 when bad or too long. */
 static int
@@ -267,52 +294,383 @@ store_url_check(const char *url, char *label, size_t labellen, char *err,
 	return 0;
 }
 
-/* ---- commands ---- */
+/* ---- the connection: every step by a deadline (mono_now() clock) ---- */
 
-static struct timeval
-tv_of(double secs)
+/* What is left of deadline as poll(2) milliseconds: at least 1 while
+ * anything is, 0 when nothing is. */
+static int
+ms_left(double deadline)
 {
-	struct timeval tv;
+	double left = (deadline - mono_now()) * 1000;
 
-	if (secs <= 0)
-		secs = 2;
-	tv.tv_sec = (time_t)secs;
-	tv.tv_usec = (suseconds_t)((secs - (double)tv.tv_sec) * 1e6);
-	return tv;
+	if (left <= 0)
+		return 0;
+	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
-/* The reply to argv, or NULL with err naming the store (the connection
- * broke or timed out; Redis said no). */
-static redisReply *
-call(struct store *st, int argc, const char **argv, const size_t *lens,
-    char *err, size_t errlen)
+/* A blocking write(2) of the socket gives up at the deadline too. */
+static void
+send_until(int fd, double deadline)
+{
+	struct timeval tv;
+	double left = deadline - mono_now();
+
+	if (left < 0.001)
+		left = 0.001;
+	tv.tv_sec = (time_t)left;
+	tv.tv_usec = (suseconds_t)((left - (double)tv.tv_sec) * 1e6);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* Forget the connection: after a timeout or an interrupt its next bytes
+ * would be the answer to a question nobody asks any more. */
+static void
+drop(struct store_redis *r)
+{
+	if (r->c != NULL)
+		redisFree(r->c);
+	r->c = NULL;
+}
+
+/* A resolution getaddrinfo_a may still be using when it is given up:
+ * then it is left to it, not freed under it. */
+struct lookup {
+	struct gaicb req;
+	struct addrinfo hints;
+	char host[256], port[16];
+};
+
+/* host:port into *res by the deadline (an address needs no resolver);
+ * 0, -1 with err, -3 interrupted. */
+static int
+resolve(struct store *st, const struct url *u, double deadline,
+    struct addrinfo **res, char *err, size_t errlen)
+{
+	struct addrinfo hints;
+	struct lookup *l;
+	struct gaicb *list[1];
+	struct timespec ts;
+	char port[16];
+	int rc, ms;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST;
+	snprintf(port, sizeof(port), "%d", u->port);
+	if (getaddrinfo(u->host, port, &hints, res) == 0)
+		return 0;
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		snprintf(err, errlen, "store %s: out of memory", st->label);
+		return -1;
+	}
+	l->hints.ai_family = AF_UNSPEC;
+	l->hints.ai_socktype = SOCK_STREAM;
+	snprintf(l->host, sizeof(l->host), "%s", u->host);
+	memcpy(l->port, port, sizeof(port));
+	l->req.ar_name = l->host;
+	l->req.ar_service = l->port;
+	l->req.ar_request = &l->hints;
+	list[0] = &l->req;
+	if ((rc = getaddrinfo_a(GAI_NOWAIT, list, 1, NULL)) != 0) {
+		snprintf(err, errlen, "store %s: cannot resolve %s: %s",
+		    st->label, u->host, gai_strerror(rc));
+		free(l);
+		return -1;
+	}
+	/* In slices, so that a held operator signal is seen. */
+	while ((rc = gai_error(&l->req)) == EAI_INPROGRESS &&
+	    (ms = ms_left(deadline)) > 0) {
+		if (ms > 100)
+			ms = 100;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)ms * 1000000;
+		gai_suspend((const struct gaicb *const *)list, 1, &ts);
+		if (sup_poll(NULL, 0, 0) == -2) {
+			rc = -3;
+			break;
+		}
+	}
+	if (rc == EAI_INPROGRESS || rc == -3) {
+		if (gai_cancel(&l->req) == EAI_CANCELED)
+			free(l);
+		if (rc == -3)
+			return -3;
+		snprintf(err, errlen, "store %s: cannot resolve %s within "
+		    "--store-timeout", st->label, u->host);
+		return -1;
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "store %s: cannot resolve %s: %s",
+		    st->label, u->host, gai_strerror(rc));
+		free(l);
+		return -1;
+	}
+	*res = l->req.ar_result;
+	free(l);
+	return 0;
+}
+
+/* A non-blocking connect to addr by the deadline: the socket (blocking
+ * again), -1 with errno (ETIMEDOUT at the deadline), -3 interrupted. */
+static int
+dial_one(int family, const struct sockaddr *addr, socklen_t len,
+    double deadline)
+{
+	struct pollfd pfd;
+	socklen_t sl = sizeof(int);
+	int fd, soerr = 0, n, one = 1;
+
+	if ((fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
+		return -1;
+	if (connect(fd, addr, len) == -1) {
+		if (errno != EINPROGRESS && errno != EAGAIN)
+			goto fail;
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		for (;;) {
+			pfd.revents = 0;
+			if ((n = ms_left(deadline)) == 0) {
+				errno = ETIMEDOUT;
+				goto fail;
+			}
+			if ((n = sup_poll(&pfd, 1, n)) == -2) {
+				close(fd);
+				return -3;
+			}
+			if (n > 0)
+				break;
+			if (n == -1 && errno != EINTR)
+				goto fail;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == -1 ||
+		    soerr != 0) {
+			errno = soerr != 0 ? soerr : errno;
+			goto fail;
+		}
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+fail:
+	n = errno;
+	close(fd);
+	errno = n;
+	return -1;
+}
+
+static int session(struct store *st, double deadline, char *err,
+    size_t errlen);
+static int take_time(struct store *st, redisReply **e);
+
+/* Connect (again) by the deadline: name, socket, AUTH, SELECT, TIME.
+ * 0, -1 with err, -3 interrupted. */
+static int
+dial(struct store *st, double deadline, char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
-	redisReply *rep;
+	const struct url *u = &r->u;
+	struct addrinfo *res = NULL, *ai;
+	struct sockaddr_un sun;
+	int fd = -1, rc, e = ECONNREFUSED;
 
-	if (r->c == NULL || r->c->err) {
-		snprintf(err, errlen, "store %s: %s", st->label, r->c != NULL ?
-		    r->c->errstr : "not connected");
+	drop(r);
+	if (u->unix_sock) {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		if (strlen(u->path) >= sizeof(sun.sun_path)) {
+			snprintf(err, errlen, "store %s: the socket's path is "
+			    "longer than %zu bytes", st->label,
+			    sizeof(sun.sun_path) - 1);
+			return -1;
+		}
+		memcpy(sun.sun_path, u->path, strlen(u->path));
+		fd = dial_one(AF_UNIX, (struct sockaddr *)&sun, sizeof(sun),
+		    deadline);
+		e = errno;
+	} else {
+		if ((rc = resolve(st, u, deadline, &res, err, errlen)) != 0)
+			return rc;
+		for (ai = res; ai != NULL; ai = ai->ai_next) {
+			fd = dial_one(ai->ai_family, ai->ai_addr,
+			    ai->ai_addrlen, deadline);
+			e = errno;
+			if (fd >= 0 || fd == -3 || e == ETIMEDOUT)
+				break;
+		}
+		freeaddrinfo(res);
+	}
+	if (fd == -3)
+		return -3;
+	if (fd == -1) {
+		snprintf(err, errlen, "store %s: cannot connect: %s",
+		    st->label, e == ETIMEDOUT ? "no connection within "
+		    "--store-timeout" : strerror(e));
+		return -1;
+	}
+	if ((r->c = redisConnectFd(fd)) == NULL || r->c->err) {
+		snprintf(err, errlen, "store %s: cannot connect: %s",
+		    st->label, r->c != NULL ? r->c->errstr : "out of memory");
+		if (r->c == NULL)
+			close(fd);
+		drop(r);
+		return -1;
+	}
+	return session(st, deadline, err, errlen);
+}
+
+/*
+ * One command and its whole reply by the deadline.  NULL with err when
+ * it is not there in time (the connection is dropped), when the store
+ * said no, or when the connection broke (*broken set: it may be asked
+ * again on a new one).
+ */
+static redisReply *
+exchange(struct store *st, double deadline, int argc, const char **argv,
+    const size_t *lens, int *broken, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	redisContext *c = r->c;
+	struct pollfd pfd;
+	void *reply = NULL;
+	redisReply *rep;
+	int done = 0, n;
+
+	*broken = 0;
+	if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
+		snprintf(err, errlen, "store %s: %s", st->label, c->errstr);
+		drop(r);
 		return NULL;
 	}
-	rep = redisCommandArgv(r->c, argc, argv, lens);
-	if (rep == NULL) {
-		snprintf(err, errlen, "store %s: %s%s", st->label,
-		    r->c->err == REDIS_ERR_IO && (errno == EAGAIN ||
-		    errno == EWOULDBLOCK) ? "no answer within "
-		    "--store-timeout" : "connection lost: ",
-		    r->c->err == REDIS_ERR_IO && (errno == EAGAIN ||
-		    errno == EWOULDBLOCK) ? "" : r->c->errstr[0] != '\0' ?
-		    r->c->errstr : "closed");
-		return NULL;
+	r->sent = mono_now();
+	do {
+		if (ms_left(deadline) == 0)
+			goto late;
+		send_until(c->fd, deadline);
+		if (redisBufferWrite(c, &done) == REDIS_ERR)
+			goto io;
+	} while (!done);
+	for (;;) {
+		if (redisGetReplyFromReader(c, &reply) == REDIS_ERR)
+			goto io;
+		if (reply != NULL)
+			break;
+		/* A reply past any state's size is not taken in whole. */
+		if (c->reader->len > (size_t)MAX_STATE_SIZE + 65536) {
+			snprintf(err, errlen, "store %s: a reply of more than "
+			    "%ld bytes: refused", st->label,
+			    (long)MAX_STATE_SIZE);
+			drop(r);
+			return NULL;
+		}
+		if ((n = ms_left(deadline)) == 0)
+			goto late;
+		pfd.fd = c->fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if ((n = sup_poll(&pfd, 1, n)) == -2) {
+			st->interrupted = 1;
+			snprintf(err, errlen, "store %s: interrupted",
+			    st->label);
+			drop(r);
+			return NULL;
+		}
+		if (n == -1 && errno != EINTR)
+			goto io;
+		if (n > 0 && redisBufferRead(c) == REDIS_ERR)
+			goto io;
 	}
+	rep = reply;
 	if (rep->type == REDIS_REPLY_ERROR) {
 		snprintf(err, errlen, "store %s: %s", st->label, rep->str);
 		freeReplyObject(rep);
 		return NULL;
 	}
 	return rep;
+late:
+	snprintf(err, errlen, "store %s: no answer within --store-timeout",
+	    st->label);
+	drop(r);
+	return NULL;
+io:
+	if (c->err == REDIS_ERR_IO && (errno == EAGAIN ||
+	    errno == EWOULDBLOCK))
+		goto late;
+	*broken = c->err == REDIS_ERR_EOF || c->err == REDIS_ERR_IO;
+	snprintf(err, errlen, "store %s: connection lost: %s", st->label,
+	    c->errstr[0] != '\0' ? c->errstr : "closed");
+	drop(r);
+	return NULL;
 }
+
+/* Whether the idle connection was closed by the other end (a server's
+ * idle timeout), or has anything to say that was not asked: then it is
+ * opened again before a command that may not be asked twice. */
+static int
+closed(const struct store_redis *r)
+{
+	struct pollfd pfd;
+
+	pfd.fd = r->c->fd;
+	pfd.events = POLLIN | POLLRDHUP;
+	pfd.revents = 0;
+	return poll(&pfd, 1, 0) != 0;
+}
+
+/* err, a failure to connect again, said as the loss it follows. */
+static void
+lost(const struct store *st, char *err, size_t errlen)
+{
+	char why[512];
+	size_t skip = strlen(st->label) + 8;	/* "store LABEL: " */
+
+	snprintf(why, sizeof(why), "%s", strlen(err) > skip ? err + skip :
+	    err);
+	snprintf(err, errlen, "store %s: connection lost, and not opened "
+	    "again: %s", st->label, why);
+}
+
+/* The reply to argv, or NULL with err naming the store.  Bounded by
+ * r->until when set (a renewal: the lease's own deadline), else by
+ * --store-timeout from now; a connection found broken is opened again,
+ * and a command marked r->again asked once more on it. */
+static redisReply *
+call(struct store *st, int argc, const char **argv, const size_t *lens,
+    char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	double deadline = mono_now() + st->timeout;
+	redisReply *rep = NULL;
+	int again = r->again, broken, tries, rc;
+
+	if (r->until > 0 && r->until < deadline)
+		deadline = r->until;
+	r->again = 0;
+	r->until = 0;
+	r->sent = 0;
+	st->interrupted = 0;
+	for (tries = 0; tries < 2; tries++) {
+		if (r->c == NULL || r->c->err || closed(r)) {
+			if ((rc = dial(st, deadline, err, errlen)) != 0) {
+				st->interrupted = rc == -3;
+				if (rc == -3)
+					snprintf(err, errlen, "store %s: "
+					    "interrupted", st->label);
+				else if (r->ever)
+					lost(st, err, errlen);
+				return NULL;
+			}
+		}
+		rep = exchange(st, deadline, argc, argv, lens, &broken, err,
+		    errlen);
+		if (rep != NULL || !broken || !again || ms_left(deadline) == 0)
+			return rep;
+	}
+	return rep;
+}
+
 
 /* A command of plain words (no binary argument). */
 static redisReply *
@@ -332,6 +690,58 @@ callv(struct store *st, char *err, size_t errlen, int argc, ...)
 	return call(st, argc, argv, lens, err, errlen);
 }
 
+/* A new connection's first words, by the deadline: AUTH, SELECT and
+ * TIME (one round trip that says the store answers, and its time). */
+static int
+session(struct store *st, double deadline, char *err, size_t errlen)
+{
+	const struct url *u = &st->r->u;
+	const char *argv[3];
+	size_t lens[3];
+	redisReply *rep;
+	char db[16];
+	int broken, n = 0;
+
+	if (u->has_pass) {
+		argv[n++] = "AUTH";
+		if (u->user[0] != '\0')
+			argv[n++] = u->user;
+		argv[n++] = u->pass;
+		for (broken = 0; broken < n; broken++)
+			lens[broken] = strlen(argv[broken]);
+		if ((rep = exchange(st, deadline, n, argv, lens, &broken, err,
+		    errlen)) == NULL)
+			return st->interrupted ? -3 : -1;
+		freeReplyObject(rep);
+	}
+	if (u->db != 0) {
+		snprintf(db, sizeof(db), "%ld", u->db);
+		argv[0] = "SELECT";
+		argv[1] = db;
+		lens[0] = 6;
+		lens[1] = strlen(db);
+		if ((rep = exchange(st, deadline, 2, argv, lens, &broken, err,
+		    errlen)) == NULL)
+			return st->interrupted ? -3 : -1;
+		freeReplyObject(rep);
+	}
+	argv[0] = "TIME";
+	lens[0] = 4;
+	if ((rep = exchange(st, deadline, 1, argv, lens, &broken, err,
+	    errlen)) == NULL)
+		return st->interrupted ? -3 : -1;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+	    take_time(st, rep->element) == -1) {
+		snprintf(err, errlen, "store %s: TIME: unexpected reply",
+		    st->label);
+		freeReplyObject(rep);
+		drop(st->r);
+		return -1;
+	}
+	freeReplyObject(rep);
+	return 0;
+}
+
 /* The generation of the state at KEYS[n]: 0 when there is none, -1 when
  * it does not parse. */
 #define LUA_GEN \
@@ -343,18 +753,36 @@ callv(struct store *st, char *err, size_t errlen, int argc, ...)
 "  return tonumber(d['generation']) or 0\n" \
 "end\n"
 
-/* KEYS lock, state; ARGV token, lease ms.  {taken, state or nil, time}. */
-static const char lua_lock[] =
-"local ok = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])\n"
+/* Whether the request came later than ARGV[n], the latest store time
+ * (ms) its sender waits for an answer (0: no bound): then it does
+ * nothing, as its sender has given up. */
+#define LUA_LATE \
+"local function late(t, n)\n" \
+"  local by = tonumber(ARGV[n]) or 0\n" \
+"  return by > 0 and tonumber(t[1]) * 1000 + " \
+"math.floor(tonumber(t[2]) / 1000) > by\n" \
+"end\n"
+
+/* KEYS lock, state; ARGV token, lease ms, latest.  {taken, state or nil,
+ * time}; taken again when it is this token's (a request asked twice). */
+static const char lua_lock[] = LUA_LATE
 "local t = redis.call('TIME')\n"
+"if late(t, 3) then return {0, false, t[1], t[2]} end\n"
+"local ok = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])\n"
+"if not ok and redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+"  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+"  ok = true\n"
+"end\n"
 "if not ok then return {0, false, t[1], t[2]} end\n"
 "return {1, redis.call('GET', KEYS[2]), t[1], t[2]}\n";
 
-/* KEYS lock, state; ARGV token, lease ms, generation loaded.  The lease
- * renewed while it is ours; taken again when it has expired and nobody
- * saved since.  {renewed, time}. */
-static const char lua_renew[] = LUA_GEN
+/* KEYS lock, state; ARGV token, lease ms, generation loaded, latest.
+ * The lease renewed while it is ours; taken again when it has expired and
+ * nobody saved since -- never by a request that came late.  {renewed,
+ * time}. */
+static const char lua_renew[] = LUA_GEN LUA_LATE
 "local t = redis.call('TIME')\n"
+"if late(t, 4) then return {0, t[1], t[2]} end\n"
 "local v = redis.call('GET', KEYS[1])\n"
 "if v == ARGV[1] then\n"
 "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
@@ -433,6 +861,18 @@ lease_ms(const struct store *st, char *buf, size_t len)
 	snprintf(buf, len, "%lld", ms > 0 ? ms : 1);
 }
 
+/* The latest store time (ms) a request sent now may act at: the store's
+ * clock as we know it plus what we wait for the answer; "0" (no bound)
+ * before the clock was ever read. */
+static void
+latest_ms(const struct store *st, double wait, char *buf, size_t len)
+{
+	if (st->clock_at < 0)
+		snprintf(buf, len, "0");
+	else
+		snprintf(buf, len, "%.0f", (store_now(st) + wait) * 1000);
+}
+
 /* Redis's TIME as two strings (seconds, microseconds) in e[0], e[1]. */
 static int
 take_time(struct store *st, redisReply **e)
@@ -453,12 +893,11 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 {
 	struct store_redis *r;
 	struct sigaction sa;
-	struct timeval tv = tv_of(st->timeout);
 	unsigned char rnd[16];
-	redisReply *rep;
 	const char *why = "";
 	struct url u;
 	size_t i;
+	int rc;
 
 	if (url_parse(url, &u, &why) == -1) {
 		snprintf(err, errlen, "invalid --store URL: %s", why);
@@ -486,47 +925,28 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 		sa.sa_handler = SIG_IGN;
 		sigaction(SIGPIPE, &sa, NULL);
 	}
-	r->c = u.unix_sock ? redisConnectUnixWithTimeout(u.path, tv) :
-	    redisConnectWithTimeout(u.host, u.port, tv);
-	if (r->c == NULL || r->c->err) {
-		snprintf(err, errlen, "store %s: cannot connect: %s",
-		    st->label, r->c != NULL ? r->c->errstr : "out of memory");
-		return -1;
-	}
-	/* The command must never inherit the connection. */
-	fcntl(r->c->fd, F_SETFD, FD_CLOEXEC);
-	if (redisSetTimeout(r->c, tv) != REDIS_OK) {
-		snprintf(err, errlen, "store %s: %s", st->label,
-		    r->c->errstr);
-		return -1;
-	}
-	if (u.has_pass) {
-		rep = u.user[0] != '\0' ? callv(st, err, errlen, 3, "AUTH",
-		    u.user, u.pass) : callv(st, err, errlen, 2, "AUTH", u.pass);
-		if (rep == NULL)
+	/* The URL is kept to connect again; a password from
+	 * CBEXEC_STORE_PASSWORD or --store-password-file comes first. */
+	if (st->password != NULL) {
+		if (strlen(st->password) >= sizeof(u.pass)) {
+			snprintf(err, errlen, "store %s: the password is "
+			    "longer than %zu bytes", st->label,
+			    sizeof(u.pass) - 1);
+			memset(&u, 0, sizeof(u));
 			return -1;
-		freeReplyObject(rep);
+		}
+		snprintf(u.pass, sizeof(u.pass), "%s", st->password);
+		u.has_pass = 1;
 	}
-	if (u.db != 0) {
-		char db[16];
-
-		snprintf(db, sizeof(db), "%ld", u.db);
-		if ((rep = callv(st, err, errlen, 2, "SELECT", db)) == NULL)
-			return -1;
-		freeReplyObject(rep);
-	}
-	/* One round trip that says the store answers, and its time. */
-	if ((rep = callv(st, err, errlen, 1, "TIME")) == NULL)
-		return -1;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
-	    take_time(st, rep->element) == -1) {
-		snprintf(err, errlen, "store %s: TIME: unexpected reply",
-		    st->label);
-		freeReplyObject(rep);
-		return -1;
-	}
-	freeReplyObject(rep);
+	r->u = u;
 	memset(&u, 0, sizeof(u));	/* the password */
+	if ((rc = dial(st, mono_now() + st->timeout, err, errlen)) != 0) {
+		if (rc == -3)
+			snprintf(err, errlen, "store %s: interrupted",
+			    st->label);
+		return -1;
+	}
+	r->ever = 1;
 	return 0;
 nomem:
 	snprintf(err, errlen, "store %s: out of memory", st->label);
@@ -542,6 +962,7 @@ redis_close(struct store *st)
 		return;
 	if (r->c != NULL)
 		redisFree(r->c);
+	memset(&r->u, 0, sizeof(r->u));	/* the password */
 	free(r->key);
 	free(r->lock);
 	free(r->fetched);
@@ -568,28 +989,39 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 {
 	struct store_redis *r = st->r;
 	double deadline = wait > 0 ? mono_now() + wait : 0, delay = 0.01;
-	const char *args[2];
-	char ms[32];
-	redisReply *rep;
+	const char *args[3];
+	char ms[32], by[32];
+	redisReply *rep, **e;
 	int taken, rc;
 
 	lease_ms(st, ms, sizeof(ms));
 	args[0] = r->token;
 	args[1] = ms;
+	args[2] = by;
 	for (;;) {
-		if ((rep = eval(st, lua_lock, 2, args, NULL, err,
+		latest_ms(st, st->timeout, by, sizeof(by));
+		r->again = 1;
+		if ((rep = eval(st, lua_lock, 3, args, NULL, err,
 		    errlen)) == NULL)
-			return -1;
+			return st->interrupted ? -3 : -1;
+		/* {0|1, state or nil, seconds, microseconds}: anything else
+		 * is not a store we can trust with the lock (never "no
+		 * state", which would run on a fresh circuit). */
+		e = rep->element;
 		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4 ||
+		    e[0]->type != REDIS_REPLY_INTEGER ||
+		    (e[0]->integer != 0 && e[0]->integer != 1) ||
+		    (e[1]->type != REDIS_REPLY_STRING &&
+		    e[1]->type != REDIS_REPLY_NIL) ||
 		    take_time(st, rep->element + 2) == -1) {
 			snprintf(err, errlen, "store %s: unexpected reply to "
 			    "the lock", st->label);
 			freeReplyObject(rep);
 			return -1;
 		}
-		taken = rep->element[0]->integer == 1;
+		taken = e[0]->integer == 1;
 		if (taken) {
-			redisReply *s = rep->element[1];
+			redisReply *s = e[1];
 
 			free(r->fetched);
 			r->fetched = NULL;
@@ -609,7 +1041,8 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 		freeReplyObject(rep);
 		if (taken) {
 			st->held = 1;
-			st->renewed = mono_now();
+			/* the lease counts from when it was asked for */
+			st->renewed = r->sent;
 			return 0;
 		}
 		if ((rc = lock_nap(wait, deadline, &delay, nap)) != 0)
@@ -637,26 +1070,44 @@ redis_unlock(struct store *st)
 int
 redis_keepalive(struct store *st, char *err, size_t errlen)
 {
-	const char *args[3];
-	char ms[32], gen[32];
-	redisReply *rep;
+	struct store_redis *r = st->r;
+	const char *args[4];
+	char ms[32], gen[32], by[32];
+	redisReply *rep, **e;
+	double until = store_lease_until(st), wait;
 	int ok;
 
+	/* Never past the lease's own deadline: a renewal that comes after
+	 * it would be for a run that has to be over. */
+	if (st->held && until <= mono_now()) {
+		snprintf(err, errlen, "store %s: the lease on circuit %s ran "
+		    "out before it could be renewed", st->label, st->name);
+		return -1;
+	}
+	wait = st->timeout;
+	if (st->held && until - mono_now() < wait)
+		wait = until - mono_now();
 	lease_ms(st, ms, sizeof(ms));
 	snprintf(gen, sizeof(gen), "%ld", st->generation);
-	args[0] = st->r->token;
+	latest_ms(st, wait, by, sizeof(by));
+	args[0] = r->token;
 	args[1] = ms;
 	args[2] = gen;
-	if ((rep = eval(st, lua_renew, 3, args, NULL, err, errlen)) == NULL)
+	args[3] = by;
+	r->until = st->held ? until : 0;
+	r->again = 1;
+	if ((rep = eval(st, lua_renew, 4, args, NULL, err, errlen)) == NULL)
 		return -1;
+	e = rep->element;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 ||
+	    e[0]->type != REDIS_REPLY_INTEGER ||
 	    take_time(st, rep->element + 1) == -1) {
 		snprintf(err, errlen, "store %s: unexpected reply to the "
 		    "renewal", st->label);
 		freeReplyObject(rep);
 		return -1;
 	}
-	ok = rep->element[0]->integer == 1;
+	ok = e[0]->integer == 1;
 	freeReplyObject(rep);
 	if (!ok) {
 		st->held = 0;
@@ -665,7 +1116,8 @@ redis_keepalive(struct store *st, char *err, size_t errlen)
 		    st->name);
 		return -1;
 	}
-	st->renewed = mono_now();
+	st->renewed = r->sent;
+	st->held = 1;
 	return 0;
 }
 
@@ -731,12 +1183,20 @@ redis_save(struct store *st, const char *text, char *err, size_t errlen)
 	args[2] = text;
 	args[3] = ms;
 	lens[2] = strlen(text);
-	if ((rep = eval(st, lua_save, 4, args, lens, err, errlen)) == NULL)
+	if ((rep = eval(st, lua_save, 4, args, lens, err, errlen)) == NULL) {
+		/* Sent and not answered: it may have landed all the same. */
+		if (st->r->sent > 0 && strstr(err, "interrupted") == NULL) {
+			size_t n = strlen(err);
+
+			snprintf(err + n, errlen - n, "; the state may or may "
+			    "not have been saved");
+		}
 		return -1;
+	}
 	rc = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
 	freeReplyObject(rep);
 	if (rc == 1) {
-		st->renewed = mono_now();	/* the script set the lease */
+		st->renewed = st->r->sent;	/* the script set the lease */
 		return 0;
 	}
 	if (rc == -1 || rc == -2) {

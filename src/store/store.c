@@ -28,6 +28,7 @@ store_open(struct store *st, const struct store_cfg *cfg, char *err,
 	st->follow = cfg->follow;
 	st->lease = cfg->lease;
 	st->timeout = cfg->timeout;
+	st->password = cfg->password;
 	st->clock_at = -1;
 	if ((cfg->name != NULL && (st->name = strdup(cfg->name)) == NULL) ||
 	    (cfg->path != NULL && (st->path = strdup(cfg->path)) == NULL)) {
@@ -97,6 +98,14 @@ store_fresh(const struct store *st)
 {
 	return st->kind != STORE_REDIS ||
 	    (st->held && mono_now() - st->renewed < st->lease / 3);
+}
+
+double
+store_lease_until(const struct store *st)
+{
+	if (st->kind != STORE_REDIS || !st->held)
+		return 0;
+	return st->renewed + st->lease - st->lease / 8;
 }
 
 int
