@@ -269,7 +269,7 @@ circuit_store(const struct options *o, const struct circuit *c,
 	cfg.password = o->store_password;
 	/* A renewal must be able to fail and the run end within the lease:
 	 * at most a third of it for each store command (SPEC §10). */
-	if (o->store != NULL && cfg.lease < 3 * cfg.timeout) {
+	if (o->store != NULL && cfg.lease < 3 * cfg.timeout - 1e-6) {
 		cfg.timeout = cfg.lease / 3;
 		if (!said_timeout++)
 			fprintf(stderr, "cbexec: --store-timeout %gs is more "
@@ -278,6 +278,12 @@ circuit_store(const struct options *o, const struct circuit *c,
 	}
 	if (store_open(st, &cfg, err, sizeof(err)) == 0)
 		return 0;
+	if (st->interrupted) {
+		store_close(st);
+		fprintf(stderr, "cbexec: circuit %s: interrupted while "
+		    "connecting to %s; not going on\n", c->label, st->label);
+		return -2;
+	}
 	store_close(st);
 	if (!fallback || !o->store_fallback) {
 		fprintf(stderr, "cbexec: %s%s\n", err, fallback ?

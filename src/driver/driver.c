@@ -709,8 +709,8 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		fprintf(stderr, "cbexec: %s\n", err);
 		return CB_EXIT_ERROR;
 	}
-	if ((rc = circuit_store(o, c, &v->st, 1)) == -1)
-		return CB_EXIT_ERROR;
+	if ((rc = circuit_store(o, c, &v->st, 1)) < 0)
+		return rc == -2 ? CB_EXIT_ABORT : CB_EXIT_ERROR;
 	v->fallback = rc == 1;
 	if ((rc = take_lock(o, c, &v->st)) < 0) {
 		store_close(&v->st);

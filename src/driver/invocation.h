@@ -157,9 +157,10 @@ int circuit_reporter(const struct options *o, const struct circuit *c,
 char *circuit_state_dir(char *err, size_t len);
 
 /* Open the store o names for c (a file store without --store): 0, or -1
- * with the message printed (the store is unreachable: 125).  With
- * fallback and --store-fallback local, an unreachable store gives the
- * local state file instead, said on stderr: 1. */
+ * with the message printed (the store is unreachable: 125), -2 when a
+ * signal ended the wait (122).  With fallback and --store-fallback
+ * local, an unreachable store gives the local state file instead, said
+ * on stderr: 1. */
 int circuit_store(const struct options *o, const struct circuit *c,
     struct store *st, int fallback);
 

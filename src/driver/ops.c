@@ -61,7 +61,7 @@ static int
 open_store(const struct options *o, const struct circuit *c,
     struct store *st)
 {
-	return circuit_store(o, c, st, 0) == -1 ? -1 : 0;
+	return circuit_store(o, c, st, 0) < 0 ? -1 : 0;
 }
 
 /* The circuit exists in st: 0, else -1 with the message printed. */

@@ -664,6 +664,33 @@ take_held(void)
 	return aborted;
 }
 
+/* poll(2) while libev's handlers take the signals: one it caught ends
+ * the wait (-2) -- at once when it interrupts poll, else within the
+ * 50 ms slice it came in. */
+static int
+poll_unheld(struct pollfd *fds, int n, int ms)
+{
+	double end = mono_now() + ms / 1000.0;
+	int r, slice;
+
+	for (;;) {
+		slice = ms < 0 ? 50 : (int)((end - mono_now()) * 1000);
+		if (slice > 50)
+			slice = 50;
+		if (slice < 0)
+			slice = 0;
+		r = poll(fds, (nfds_t)n, slice);
+		if ((r == -1 && errno == EINTR) || r == 0) {
+			if (sup_interrupted())
+				return -2;
+			if (r == -1)
+				continue;
+		}
+		if (r != 0 || (ms >= 0 && mono_now() >= end))
+			return r;
+	}
+}
+
 int
 sup_poll(struct pollfd *fds, int n, int ms)
 {
@@ -673,7 +700,7 @@ sup_poll(struct pollfd *fds, int n, int ms)
 	if (take_held() != 0)
 		return -2;
 	if (n > 7 || sig_fd == -1 || hold_depth == 0)
-		return poll(fds, (nfds_t)n, ms);
+		return poll_unheld(fds, n, ms);
 	for (i = 0; i < n; i++)
 		all[i] = fds[i];
 	all[n].fd = sig_fd;
