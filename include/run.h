@@ -33,7 +33,9 @@ struct sup_cfg {
 	 * keepalive_every seconds while the run lasts, and at once when
 	 * keepalive_fd (>= 0; set it to -1 for none) becomes readable.  When
 	 * it returns -1 the run is ended at once (SIGKILL to its group) and
-	 * res->keepalive_failed is set.  NULL: none.
+	 * res->keepalive_failed is set; 1 says it is waiting for an answer
+	 * without blocking: it is called again when the descriptor is
+	 * readable, every 50 ms, and at its deadline.  NULL: none.
 	 */
 	int (*keepalive)(void *arg);
 	void *keepalive_arg;

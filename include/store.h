@@ -212,6 +212,15 @@ void store_unlock(struct store *st);
  * store cannot be reached.  Nothing to do for a file.
  */
 int store_keepalive(struct store *st, char *err, size_t errlen);
+/*
+ * The same for an event loop, never waiting for the store: the first
+ * call sends the renewal and returns 1 (pending); call it again when
+ * store_fd() is readable, or at the latest at the lease's local deadline
+ * (store_lease_until()), until it says 0 (renewed) or -1 (with err, as
+ * store_keepalive).  A blocking store command meanwhile forgets the
+ * pending renewal.
+ */
+int store_keepalive_async(struct store *st, char *err, size_t errlen);
 /* Whether the lease was set (taken, renewed or saved with) less than a
  * third of it ago, so a renewal now would change nothing. */
 int store_fresh(const struct store *st);

@@ -164,6 +164,25 @@ is "$rc:$([ -e ran-sig ] && echo ran)" "122:" "SIGTERM while the store holds the
 ok "$([ "$el" -lt 2000 ] && echo 0 || echo 1)" "at once, not at --store-timeout ($el ms)"
 fault hold pass
 
+# ---- a slow renewal never stalls the command's output ----
+proxy slow
+fault slow "delay 250"
+{ ./host 1 --store "redis://:$PW@127.0.0.1:$PROXY_PORT/0" --store-lease 6s \
+    --store-timeout 2s --name slow -- sh -c 'i=0; while [ $i -lt 80 ]; do
+	echo $i; sleep 0.04; i=$((i + 1)); done' 2>err; echo $? >rc; } |
+    python3 -c 'import sys, time
+last, gap, n = None, 0.0, 0
+for line in sys.stdin:
+    t = time.monotonic()
+    if last is not None:
+        gap = max(gap, t - last)
+    last, n = t, n + 1
+print(n, int(gap * 1000))' >gap
+is "$(cat rc) $(cut -d' ' -f1 gap)" "0 80" "renewals answered 500 ms late: the run goes on"
+g=$(cut -d' ' -f2 gap)
+ok "$([ "$g" -lt 350 ] && echo 0 || echo 1)" "its output never waits for the store (longest gap $g ms)"
+fault slow pass
+
 # ---- F1: a holder cut off stops its command before another may run ----
 proxy f1
 HOLD="--store redis://:$PW@127.0.0.1:$PROXY_PORT/0 --store-lease 1500ms --store-timeout 500ms"

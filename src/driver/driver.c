@@ -80,6 +80,16 @@ inv_keepalive(void *arg)
 	return store_keepalive(&v->st, v->store_err, sizeof(v->store_err));
 }
 
+/* The same on the run engine's loop: 1 while the answer is awaited. */
+int
+inv_keepalive_async(void *arg)
+{
+	struct inv *v = arg;
+
+	return store_keepalive_async(&v->st, v->store_err,
+	    sizeof(v->store_err));
+}
+
 double
 inv_lease_until(void *arg)
 {

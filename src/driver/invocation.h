@@ -84,6 +84,8 @@ void inv_metrics(struct inv *v);
 /* The store's keepalive (struct sup_cfg's, arg the inv): the lease
  * renewed, the store's clock read; -1 with the reason in v->store_err. */
 int inv_keepalive(void *arg);
+/* The same without waiting (store_keepalive_async): 1 while pending. */
+int inv_keepalive_async(void *arg);
 /* The lease's local deadline, and the store's descriptor now, for the
  * run engine (sup_cfg). */
 double inv_lease_until(void *arg);

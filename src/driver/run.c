@@ -431,7 +431,7 @@ run_once(struct inv *v, struct run_done *d)
 		goto out;
 	}
 	if (v->st.kind == STORE_REDIS) {
-		cfg.keepalive = inv_keepalive;
+		cfg.keepalive = inv_keepalive_async;
 		cfg.keepalive_arg = v;
 		cfg.keepalive_every = v->st.lease / 3;
 		cfg.keepalive_until = inv_lease_until;

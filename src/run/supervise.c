@@ -71,6 +71,7 @@ struct run {
 	ev_child cw, anyw;
 	ev_timer t_kill, t_poll, t_prepare, t_drain, t_idle, t_keep, t_grace;
 	ev_timer t_until;	/* the keepalive's own deadline */
+	ev_timer t_pend;	/* a keepalive waiting for its answer */
 	ev_io io_keep;
 	unsigned long long drained;	/* bytes out at the last t_drain */
 	double started_at;		/* the fork, on the loop's clock */
@@ -458,13 +459,14 @@ until_arm(struct run *r)
 static void
 keepalive(struct run *r)
 {
-	int fd;
+	int fd, rc;
 
 	if (r->res->keepalive_failed)
 		return;
 	/* its descriptor may be another after it (connected again) */
 	ev_io_stop(sup_loop, &r->io_keep);
-	if (r->cfg->keepalive(r->cfg->keepalive_arg) == 0) {
+	ev_timer_stop(sup_loop, &r->t_pend);
+	if ((rc = r->cfg->keepalive(r->cfg->keepalive_arg)) >= 0) {
 		fd = r->cfg->keepalive_fd_of != NULL ?
 		    r->cfg->keepalive_fd_of(r->cfg->keepalive_arg) :
 		    r->cfg->keepalive_fd;
@@ -472,7 +474,14 @@ keepalive(struct run *r)
 			ev_io_set(&r->io_keep, fd, EV_READ);
 			ev_io_start(sup_loop, &r->io_keep);
 		}
-		until_arm(r);
+		if (rc == 1) {
+			/* the answer is awaited on the loop, never blocking
+			 * the relay or the timers */
+			ev_timer_set(&r->t_pend, 0.05, 0);
+			ev_timer_start(sup_loop, &r->t_pend);
+		} else {
+			until_arm(r);
+		}
 		return;
 	}
 	r->res->keepalive_failed = 1;
@@ -527,7 +536,9 @@ run_arm(struct run *r)
 	ev_init(&r->t_keep, on_keep);
 	ev_init(&r->io_keep, on_keep_io);
 	ev_init(&r->t_until, on_until);
-	r->t_keep.data = r->io_keep.data = r->t_until.data = r;
+	ev_init(&r->t_pend, on_until);
+	r->t_keep.data = r->io_keep.data = r->t_until.data = r->t_pend.data =
+	    r;
 	if (r->cfg->keepalive != NULL) {
 		if (r->cfg->keepalive_every > 0) {
 			ev_timer_set(&r->t_keep, r->cfg->keepalive_every,
@@ -583,6 +594,7 @@ run_disarm(struct run *r)
 	ev_timer_stop(sup_loop, &r->t_grace);
 	ev_timer_stop(sup_loop, &r->t_keep);
 	ev_timer_stop(sup_loop, &r->t_until);
+	ev_timer_stop(sup_loop, &r->t_pend);
 	ev_io_stop(sup_loop, &r->io_keep);
 }
 

@@ -38,6 +38,7 @@ int redis_lock(struct store *st, double wait, int (*nap)(double),
     char *err, size_t errlen);
 void redis_unlock(struct store *st);
 int redis_keepalive(struct store *st, char *err, size_t errlen);
+int redis_keepalive_async(struct store *st, char *err, size_t errlen);
 int redis_fd(const struct store *st);
 int redis_load(struct store *st, struct cb_state *s, char *err,
     size_t errlen);

@@ -97,6 +97,8 @@ struct store_redis {
 	int ever;		/* it was connected once */
 	struct url u;		/* to connect again (wiped at the close) */
 	double sent;		/* mono_now() when the last command was sent */
+	int pending;		/* a renewal sent, its reply not yet read */
+	double pend_until;	/* its deadline */
 	char *key, *lock;	/* cbexec:circuit:NAME, cbexec:lock:NAME */
 	char token[33];		/* this holder's lease, hex */
 	char *fetched;		/* the state the lock step read, or NULL */
@@ -521,37 +523,66 @@ dial(struct store *st, double deadline, char *err, size_t errlen)
 	return session(st, deadline, err, errlen);
 }
 
+/* argv written to the store by the deadline: 0, or -1 with err (the
+ * connection dropped).  r->sent says when. */
+static int
+put(struct store *st, double deadline, int argc, const char **argv,
+    const size_t *lens, int *broken, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	redisContext *c = r->c;
+	int done = 0;
+
+	*broken = 0;
+	if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
+		snprintf(err, errlen, "store %s: %s", st->label, c->errstr);
+		drop(r);
+		return -1;
+	}
+	r->sent = mono_now();
+	do {
+		if (ms_left(deadline) == 0) {
+			snprintf(err, errlen, "store %s: no answer within "
+			    "--store-timeout", st->label);
+			drop(r);
+			return -1;
+		}
+		send_until(c->fd, deadline);
+		if (redisBufferWrite(c, &done) == REDIS_ERR) {
+			if (c->err == REDIS_ERR_IO && (errno == EAGAIN ||
+			    errno == EWOULDBLOCK))
+				continue;
+			*broken = 1;
+			snprintf(err, errlen, "store %s: connection lost: %s",
+			    st->label, c->errstr[0] != '\0' ? c->errstr :
+			    "closed");
+			drop(r);
+			return -1;
+		}
+	} while (!done);
+	return 0;
+}
+
 /*
- * One command and its whole reply by the deadline.  NULL with err when
- * it is not there in time (the connection is dropped), when the store
- * said no, or when the connection broke (*broken set: it may be asked
- * again on a new one).
+ * The reply to what put() sent, by the deadline.  NULL with err when it
+ * is not there in time (the connection is dropped), when the store said
+ * no, or when the connection broke (*broken set: it may be asked again
+ * on a new one).  With wait 0 only what has come is read: NULL with
+ * *pending set when the reply is not whole yet and the deadline not
+ * come (the caller's event loop waits for the descriptor).
  */
 static redisReply *
-exchange(struct store *st, double deadline, int argc, const char **argv,
-    const size_t *lens, int *broken, char *err, size_t errlen)
+take(struct store *st, double deadline, int wait, int *broken,
+    int *pending, char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
 	redisContext *c = r->c;
 	struct pollfd pfd;
 	void *reply = NULL;
 	redisReply *rep;
-	int done = 0, n;
+	int n;
 
-	*broken = 0;
-	if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
-		snprintf(err, errlen, "store %s: %s", st->label, c->errstr);
-		drop(r);
-		return NULL;
-	}
-	r->sent = mono_now();
-	do {
-		if (ms_left(deadline) == 0)
-			goto late;
-		send_until(c->fd, deadline);
-		if (redisBufferWrite(c, &done) == REDIS_ERR)
-			goto io;
-	} while (!done);
+	*broken = *pending = 0;
 	for (;;) {
 		if (redisGetReplyFromReader(c, &reply) == REDIS_ERR)
 			goto io;
@@ -570,7 +601,12 @@ exchange(struct store *st, double deadline, int argc, const char **argv,
 		pfd.fd = c->fd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
-		if ((n = sup_poll(&pfd, 1, n)) == -2) {
+		if (!wait) {
+			if ((n = poll(&pfd, 1, 0)) == 0) {
+				*pending = 1;
+				return NULL;
+			}
+		} else if ((n = sup_poll(&pfd, 1, n)) == -2) {
 			st->interrupted = 1;
 			snprintf(err, errlen, "store %s: interrupted",
 			    st->label);
@@ -605,6 +641,18 @@ io:
 	return NULL;
 }
 
+/* One command and its whole reply by the deadline (put, then take). */
+static redisReply *
+exchange(struct store *st, double deadline, int argc, const char **argv,
+    const size_t *lens, int *broken, char *err, size_t errlen)
+{
+	int pending;
+
+	if (put(st, deadline, argc, argv, lens, broken, err, errlen) == -1)
+		return NULL;
+	return take(st, deadline, 1, broken, &pending, err, errlen);
+}
+
 /* Whether the idle connection was closed by the other end (a server's
  * idle timeout), or has anything to say that was not asked: then it is
  * opened again before a command that may not be asked twice. */
@@ -632,6 +680,29 @@ lost(const struct store *st, char *err, size_t errlen)
 	    "again: %s", st->label, why);
 }
 
+static int renewed(struct store *st, redisReply *rep, char *err,
+    size_t errlen);
+
+/* A connection to ask on by the deadline: the one there, else a new
+ * one.  0, -1 with err, -3 interrupted (st->interrupted set). */
+static int
+ready(struct store *st, double deadline, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	int rc;
+
+	if (r->c != NULL && !r->c->err && !closed(r))
+		return 0;
+	if ((rc = dial(st, deadline, err, errlen)) == 0)
+		return 0;
+	st->interrupted = rc == -3;
+	if (rc == -3)
+		snprintf(err, errlen, "store %s: interrupted", st->label);
+	else if (r->ever)
+		lost(st, err, errlen);
+	return rc;
+}
+
 /* The reply to argv, or NULL with err naming the store.  Bounded by
  * r->until when set (a renewal: the lease's own deadline), else by
  * --store-timeout from now; a connection found broken is opened again,
@@ -651,18 +722,24 @@ call(struct store *st, int argc, const char **argv, const size_t *lens,
 	r->until = 0;
 	r->sent = 0;
 	st->interrupted = 0;
-	for (tries = 0; tries < 2; tries++) {
-		if (r->c == NULL || r->c->err || closed(r)) {
-			if ((rc = dial(st, deadline, err, errlen)) != 0) {
-				st->interrupted = rc == -3;
-				if (rc == -3)
-					snprintf(err, errlen, "store %s: "
-					    "interrupted", st->label);
-				else if (r->ever)
-					lost(st, err, errlen);
-				return NULL;
-			}
+	/* A renewal the run engine left unanswered: its reply first (by
+	 * its own deadline), not to be taken for this command's. */
+	if (r->pending) {
+		char why[256];
+		int pend;
+
+		r->pending = 0;
+		if ((rep = take(st, r->pend_until, 1, &broken, &pend, why,
+		    sizeof(why))) != NULL)
+			(void)renewed(st, rep, why, sizeof(why));
+		if (st->interrupted) {
+			snprintf(err, errlen, "%s", why);
+			return NULL;
 		}
+	}
+	for (tries = 0; tries < 2; tries++) {
+		if ((rc = ready(st, deadline, err, errlen)) != 0)
+			return NULL;
 		rep = exchange(st, deadline, argc, argv, lens, &broken, err,
 		    errlen);
 		if (rep != NULL || !broken || !again || ms_left(deadline) == 0)
@@ -811,34 +888,52 @@ static const char lua_release[] =
 
 /* EVAL script over nkeys keys and nargs arguments (lens[i] 0 or lens
  * NULL: a string); the reply, or NULL with err. */
+struct evalcmd {
+	const char *argv[12];
+	size_t alen[12];
+	char nk[8];
+	int n;
+};
+
+/* The words of EVAL script over nkeys keys and nargs arguments (lens[i]
+ * 0 or lens NULL: a string) into e; -1 when there are too many. */
+static int
+eval_words(struct evalcmd *e, const char *script, int nkeys,
+    const char **keys, int nargs, const char **args, const size_t *lens)
+{
+	int i;
+
+	if (nkeys + nargs > 9)
+		return -1;
+	e->n = 0;
+	snprintf(e->nk, sizeof(e->nk), "%d", nkeys);
+	e->argv[e->n++] = "EVAL";
+	e->argv[e->n++] = script;
+	e->argv[e->n++] = e->nk;
+	for (i = 0; i < nkeys; i++)
+		e->argv[e->n++] = keys[i];
+	for (i = 0; i < e->n; i++)
+		e->alen[i] = strlen(e->argv[i]);
+	for (i = 0; i < nargs; i++, e->n++) {
+		e->argv[e->n] = args[i];
+		e->alen[e->n] = lens != NULL && lens[i] != 0 ? lens[i] :
+		    strlen(args[i]);
+	}
+	return 0;
+}
+
 static redisReply *
 eval_keys(struct store *st, const char *script, int nkeys,
     const char **keys, int nargs, const char **args, const size_t *lens,
     char *err, size_t errlen)
 {
-	const char *argv[12];
-	size_t alen[12];
-	char nk[8];
-	int i, n = 0;
+	struct evalcmd e;
 
-	if (nkeys + nargs > 9) {
+	if (eval_words(&e, script, nkeys, keys, nargs, args, lens) == -1) {
 		snprintf(err, errlen, "internal error: too many arguments");
 		return NULL;
 	}
-	snprintf(nk, sizeof(nk), "%d", nkeys);
-	argv[n++] = "EVAL";
-	argv[n++] = script;
-	argv[n++] = nk;
-	for (i = 0; i < nkeys; i++)
-		argv[n++] = keys[i];
-	for (i = 0; i < n; i++)
-		alen[i] = strlen(argv[i]);
-	for (i = 0; i < nargs; i++, n++) {
-		argv[n] = args[i];
-		alen[n] = lens != NULL && lens[i] != 0 ? lens[i] :
-		    strlen(args[i]);
-	}
-	return call(st, n, argv, alen, err, errlen);
+	return call(st, e.n, e.argv, e.alen, err, errlen);
 }
 
 /* A script over the circuit's lease and state (KEYS[1], KEYS[2]). */
@@ -1067,38 +1162,49 @@ redis_unlock(struct store *st)
 		freeReplyObject(rep);
 }
 
-int
-redis_keepalive(struct store *st, char *err, size_t errlen)
-{
-	struct store_redis *r = st->r;
+/* A renewal's words, made now (the lease, the generation, the latest
+ * store time it may act at), and how long it may take: never past the
+ * lease's own deadline, since a renewal after it would be for a run that
+ * has to be over.  0, or -1 with err when that deadline has come. */
+struct renewal {
+	struct evalcmd e;
 	const char *args[4];
 	char ms[32], gen[32], by[32];
-	redisReply *rep, **e;
-	double until = store_lease_until(st), wait;
-	int ok;
+	double wait;
+};
 
-	/* Never past the lease's own deadline: a renewal that comes after
-	 * it would be for a run that has to be over. */
+static int
+renewal(struct store *st, struct renewal *w, char *err, size_t errlen)
+{
+	double until = store_lease_until(st);
+
 	if (st->held && until <= mono_now()) {
 		snprintf(err, errlen, "store %s: the lease on circuit %s ran "
 		    "out before it could be renewed", st->label, st->name);
 		return -1;
 	}
-	wait = st->timeout;
-	if (st->held && until - mono_now() < wait)
-		wait = until - mono_now();
-	lease_ms(st, ms, sizeof(ms));
-	snprintf(gen, sizeof(gen), "%ld", st->generation);
-	latest_ms(st, wait, by, sizeof(by));
-	args[0] = r->token;
-	args[1] = ms;
-	args[2] = gen;
-	args[3] = by;
-	r->until = st->held ? until : 0;
-	r->again = 1;
-	if ((rep = eval(st, lua_renew, 4, args, NULL, err, errlen)) == NULL)
-		return -1;
-	e = rep->element;
+	w->wait = st->timeout;
+	if (st->held && until - mono_now() < w->wait)
+		w->wait = until - mono_now();
+	lease_ms(st, w->ms, sizeof(w->ms));
+	snprintf(w->gen, sizeof(w->gen), "%ld", st->generation);
+	latest_ms(st, w->wait, w->by, sizeof(w->by));
+	w->args[0] = st->r->token;
+	w->args[1] = w->ms;
+	w->args[2] = w->gen;
+	w->args[3] = w->by;
+	return eval_words(&w->e, lua_renew, 2, (const char *[]){ st->r->lock,
+	    st->r->key }, 4, w->args, NULL);
+}
+
+/* What the renewal's reply says: 0 renewed (dated from when it was
+ * sent), or -1 with err. */
+static int
+renewed(struct store *st, redisReply *rep, char *err, size_t errlen)
+{
+	redisReply **e = rep->element;
+	int ok;
+
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 ||
 	    e[0]->type != REDIS_REPLY_INTEGER ||
 	    take_time(st, rep->element + 1) == -1) {
@@ -1116,9 +1222,70 @@ redis_keepalive(struct store *st, char *err, size_t errlen)
 		    st->name);
 		return -1;
 	}
-	st->renewed = r->sent;
+	st->renewed = st->r->sent;
 	st->held = 1;
 	return 0;
+}
+
+int
+redis_keepalive(struct store *st, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	struct renewal w;
+	redisReply *rep;
+
+	if (renewal(st, &w, err, errlen) == -1)
+		return -1;
+	r->until = mono_now() + w.wait;
+	r->again = 1;
+	if ((rep = call(st, w.e.n, w.e.argv, w.e.alen, err, errlen)) == NULL)
+		return -1;
+	return renewed(st, rep, err, errlen);
+}
+
+/* A renewal sent, not waited for: 1, or -1 with err.  again: a broken
+ * connection may be opened anew and the renewal sent once more. */
+static int
+renew_start(struct store *st, int again, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	struct renewal w;
+	double deadline;
+	int broken;
+
+	if (renewal(st, &w, err, errlen) == -1)
+		return -1;
+	deadline = mono_now() + w.wait;
+	st->interrupted = 0;
+	if (ready(st, deadline, err, errlen) != 0)
+		return -1;
+	if (put(st, deadline, w.e.n, w.e.argv, w.e.alen, &broken, err,
+	    errlen) == -1)
+		return broken && again && ms_left(deadline) > 0 ?
+		    renew_start(st, 0, err, errlen) : -1;
+	r->pending = again ? 2 : 1;
+	r->pend_until = deadline;
+	return 1;
+}
+
+int
+redis_keepalive_async(struct store *st, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	redisReply *rep;
+	int broken, pending, again;
+
+	if (!r->pending)
+		return renew_start(st, 1, err, errlen);
+	rep = take(st, r->pend_until, 0, &broken, &pending, err, errlen);
+	if (rep == NULL && pending)
+		return 1;
+	again = r->pending == 2;
+	r->pending = 0;
+	if (rep == NULL)
+		return broken && again && ms_left(r->pend_until) > 0 ?
+		    renew_start(st, 0, err, errlen) : -1;
+	return renewed(st, rep, err, errlen);
 }
 
 /* Text of a state from the store into *s; 1 with a fresh one when there

@@ -94,6 +94,14 @@ store_keepalive(struct store *st, char *err, size_t errlen)
 }
 
 int
+store_keepalive_async(struct store *st, char *err, size_t errlen)
+{
+	if (st->kind != STORE_REDIS || !st->held)
+		return 0;
+	return redis_keepalive_async(st, err, errlen);
+}
+
+int
 store_fresh(const struct store *st)
 {
 	return st->kind != STORE_REDIS ||
