@@ -131,7 +131,7 @@ inv_sleep(struct inv *v, double secs)
 		if ((rc = sup_sleep(left > step ? step : left > 0 ? left : 0,
 		    v->deadline)) != 0)
 			return rc;
-		if (inv_keepalive(v) == -1)
+		if (inv_keep_fresh(v) == -1)
 			return 3;
 		if (left <= step)
 			return 0;

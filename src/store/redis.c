@@ -310,20 +310,6 @@ ms_left(double deadline)
 	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
-/* A blocking write(2) of the socket gives up at the deadline too. */
-static void
-send_until(int fd, double deadline)
-{
-	struct timeval tv;
-	double left = deadline - mono_now();
-
-	if (left < 0.001)
-		left = 0.001;
-	tv.tv_sec = (time_t)left;
-	tv.tv_usec = (suseconds_t)((left - (double)tv.tv_sec) * 1e6);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
 /* Forget the connection: after a timeout or an interrupt its next bytes
  * would be the answer to a question nobody asks any more. */
 static void
@@ -413,8 +399,9 @@ resolve(struct store *st, const struct url *u, double deadline,
 	return 0;
 }
 
-/* A non-blocking connect to addr by the deadline: the socket (blocking
- * again), -1 with errno (ETIMEDOUT at the deadline), -3 interrupted. */
+/* A non-blocking connect to addr by the deadline: the socket (it stays
+ * non-blocking), -1 with errno (ETIMEDOUT at the deadline), -3
+ * interrupted. */
 static int
 dial_one(int family, const struct sockaddr *addr, socklen_t len,
     double deadline)
@@ -452,7 +439,6 @@ dial_one(int family, const struct sockaddr *addr, socklen_t len,
 			goto fail;
 		}
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	if (family != AF_UNIX)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;
@@ -520,6 +506,9 @@ dial(struct store *st, double deadline, char *err, size_t errlen)
 		drop(r);
 		return -1;
 	}
+	/* Its reads and writes never wait: put() and take() poll, by the
+	 * deadline, for what they need. */
+	r->c->flags &= ~REDIS_BLOCK;
 	return session(st, deadline, err, errlen);
 }
 
@@ -531,7 +520,8 @@ put(struct store *st, double deadline, int argc, const char **argv,
 {
 	struct store_redis *r = st->r;
 	redisContext *c = r->c;
-	int done = 0;
+	struct pollfd pfd;
+	int done = 0, n;
 
 	*broken = 0;
 	if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
@@ -540,18 +530,8 @@ put(struct store *st, double deadline, int argc, const char **argv,
 		return -1;
 	}
 	r->sent = mono_now();
-	do {
-		if (ms_left(deadline) == 0) {
-			snprintf(err, errlen, "store %s: no answer within "
-			    "--store-timeout", st->label);
-			drop(r);
-			return -1;
-		}
-		send_until(c->fd, deadline);
+	for (;;) {
 		if (redisBufferWrite(c, &done) == REDIS_ERR) {
-			if (c->err == REDIS_ERR_IO && (errno == EAGAIN ||
-			    errno == EWOULDBLOCK))
-				continue;
 			*broken = 1;
 			snprintf(err, errlen, "store %s: connection lost: %s",
 			    st->label, c->errstr[0] != '\0' ? c->errstr :
@@ -559,8 +539,26 @@ put(struct store *st, double deadline, int argc, const char **argv,
 			drop(r);
 			return -1;
 		}
-	} while (!done);
-	return 0;
+		if (done)
+			return 0;
+		/* the socket's buffer is full: wait till it drains */
+		pfd.fd = c->fd;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		if ((n = ms_left(deadline)) == 0)
+			break;
+		if ((n = sup_poll(&pfd, 1, n)) == -2) {
+			st->interrupted = 1;
+			snprintf(err, errlen, "store %s: interrupted",
+			    st->label);
+			drop(r);
+			return -1;
+		}
+	}
+	snprintf(err, errlen, "store %s: no answer within --store-timeout",
+	    st->label);
+	drop(r);
+	return -1;
 }
 
 /*
