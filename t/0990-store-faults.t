@@ -66,9 +66,16 @@ poll_until 5 test -s ppid.out
 ps_line=$(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)
 wait $p; rc=$?
 is "$rc" 0 "a password in --store works"
-! grep -q "$PW" ppid.out; ok $? "it is not in cbexec's arguments as the command reads them"
-case $ps_line in *"$PW"*) r=1 ;; *redis://*) r=0 ;; *) r=1 ;; esac
-ok $r "nor as ps reads them (the URL stays, its password overwritten)"
+if [ -n "$UNDER_VALGRIND" ]; then
+	# valgrind's own arguments are what /proc shows, not cbexec's
+	skip "it is not in cbexec's arguments as the command reads them (valgrind)"
+	skip "nor as ps reads them (valgrind)"
+else
+	! grep -q "$PW" ppid.out
+	ok $? "it is not in cbexec's arguments as the command reads them"
+	case $ps_line in *"$PW"*) r=1 ;; *redis://*) r=0 ;; *) r=1 ;; esac
+	ok $r "nor as ps reads them (the URL stays, its password overwritten)"
+fi
 
 CBEXEC_STORE_PASSWORD=$PW ./host 1 --store "redis://127.0.0.1:$REDIS_PORT/0" \
     --name keys -- sh -c 'env >env.out' 2>err; rc=$?
