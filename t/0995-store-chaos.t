@@ -3,8 +3,9 @@
 # Chaos on the shared store (SPEC §10, "Exclusive under faults"): three
 # hosts run one circuit over and over, each through its own loopback
 # proxy (t/storeproxy.py), while a nemesis delays, holds, drops, resets
-# and trickles one host's traffic at a time and now and then kills a
-# holder with -9.  Two checks: never two commands of the circuit at once
+# and trickles one host's traffic at a time, now and then kills a
+# holder with -9, and kills Redis (-9) and starts it again on its
+# append-only file.  Two checks: never two commands of the circuit at once
 # (each takes flock -n on one file: a second one at the same time finds
 # it taken), and no lost update (each run that exited 0 was saved as its
 # own iteration, and the store's iteration counts them all).
@@ -21,7 +22,10 @@ if ! command -v flock >/dev/null 2>&1; then
 	echo "1..0 # SKIP flock(1) not installed (util-linux)"
 	exit 0
 fi
-redis_start
+# With every write on disk before Redis answers, a restart loses nothing
+# it said was saved (man cbexec, SHARED STORE, "Durability").
+AOF="--appendonly yes --appendfsync always"
+redis_start $AOF
 trap 'for p in $(cat pids 2>/dev/null); do kill -9 $p 2>/dev/null; done
     redis_kill; [ -n "${KEEP:-}" ] || rm -rf "$SCRATCH" "$T_TMP"' EXIT
 
@@ -71,10 +75,10 @@ for h in 1 2 3; do
 done
 
 # The nemesis: one fault on one host's link at a time.
-faults=0 kills=0
+faults=0 kills=0 restarts=0
 while [ "$(ms)" -lt $(( end - 1500 )) ]; do
 	h=$(( $(rnd 3) + 1 ))
-	case $(rnd 7) in
+	case $(rnd 8) in
 	0) f="delay 150" ;;
 	1) f="delay 700" ;;
 	2) f=hold ;;
@@ -82,10 +86,16 @@ while [ "$(ms)" -lt $(( end - 1500 )) ]; do
 	4) f=reset ;;
 	5) f=trickle ;;
 	6) f=kill ;;
+	7) f=restart ;;
 	esac
 	if [ "$f" = kill ]; then
 		kill -9 "$(cat pid.$h 2>/dev/null)" 2>/dev/null &&
 		    kills=$((kills + 1))
+	elif [ "$f" = restart ]; then
+		redis_kill KILL
+		sleep 0.$(rnd 10)
+		redis_start $AOF
+		restarts=$((restarts + 1))
 	else
 		echo "$f" >p$h.mode
 		faults=$((faults + 1))
@@ -95,7 +105,7 @@ while [ "$(ms)" -lt $(( end - 1500 )) ]; do
 	sleep 0.2
 done
 for p in $hosts; do wait "$p"; done
-echo "# $faults faults, $kills holders killed"
+echo "# $faults faults, $kills holders killed, Redis killed and restarted $restarts times"
 
 is "$(cat overlaps 2>/dev/null)" "" "never two runs of the circuit at once"
 cat results.1 results.2 results.3 >results
