@@ -135,13 +135,21 @@ like "$(cat err)" "no answer within --store-timeout" "saying so"
 # As root, in a mount namespace of its own: /etc/resolv.conf names a
 # nameserver on loopback that reads every query and answers none.
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
-	python3 -c 'import socket, time
+	# on a loopback address of its own (another test may be doing this)
+	python3 -c 'import random, socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.9", 53))
-open("dns.up", "w").close()
+while True:
+    a = "127.%d.%d.%d" % tuple(random.randint(1, 254) for _ in range(3))
+    try:
+        s.bind((a, 53))
+        break
+    except OSError:
+        pass
+open("dns.tmp", "w").write(a + "\n")
+__import__("os").rename("dns.tmp", "dns.up")
 while True: s.recv(4096)' & echo $! >>proxies
-	poll_until 5 test -e dns.up
-	printf 'nameserver 127.0.0.9\noptions timeout:5 attempts:3\n' >resolv
+	poll_until 5 test -s dns.up
+	printf 'nameserver %s\noptions timeout:5 attempts:3\n' "$(cat dns.up)" >resolv
 	t0=$(ms)
 	unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf &&
 	    exec "$2" --store redis://store.never.invalid:6379/0 \
