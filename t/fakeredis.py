@@ -81,6 +81,12 @@ def serve(c):
         c.close()
 
 
-while True:
-    c, _ = ls.accept()
+parent = os.getppid()
+ls.settimeout(0.2)
+while os.getppid() == parent:   # the test gone, so is this server
+    try:
+        c, _ = ls.accept()
+    except socket.timeout:
+        continue
+    c.settimeout(None)
     threading.Thread(target=serve, args=(c,), daemon=True).start()

@@ -75,9 +75,12 @@ class Pipe:
 
 
 pipes = []
+parent = os.getppid()
 cur, said, last_read = ("pass", 0), None, 0.0
 while True:
     now = time.monotonic()
+    if os.getppid() != parent:
+        sys.exit(0)     # the test is gone: so is its proxy
     if now - last_read >= 0.01:
         m, last_read = mode(), now
         if m != said:
