@@ -59,6 +59,7 @@ is "$rc" 0 "CBEXEC_STORE with a password in it: the run goes"
 ok "$(grep -c '^CBEXEC_STORE' env.out)" "CBEXEC_STORE is not in the command's environment"
 ! grep -q "$PW" env.out; ok $? "nor is the password anywhere in it"
 
+rm -f ppid.out
 ./host 1 --store "redis://:$PW@127.0.0.1:$REDIS_PORT/0" --name keys -- \
     sh -c 'tr "\0" " " </proc/$PPID/cmdline >ppid.out; sleep 0.3' 2>err &
 p=$!
