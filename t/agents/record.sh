@@ -20,7 +20,8 @@
 # per output format of the client, in a fresh $HOME, with stdin from
 # /dev/null, under `timeout $REC_TIMEOUT` (300 s), as its own session:
 # processes still in it when the client has exited are counted in the
-# .cmd ("lingering") and ended.  The working directory holds README.md.
+# .cmd ("lingering") and ended.  The working directory holds README.md
+# and big.txt (2 000 lines, paged through in tools_page).
 #
 # $REC_OUT is the corpus directory (default t/corpus/recorded), $REC_ROOT
 # the scratch directory (default /tmp/cbexec-rec-CLIENT, emptied first);
@@ -124,11 +125,15 @@ record() {
 	copilot/openai|codex/openai|qwen/openai) url=$url/v1 ;;
 	esac
 	# Claude Code's subscription limit needs an OAuth login.
-	[ "$CLIENT/$base" = claude/usage_limit ] && extra="$extra CLAUDE_AUTH=oauth"
+	case $CLIENT/$base in
+	claude/usage_limit|claude/tools_limit_mid) extra="$extra CLAUDE_AUTH=oauth" ;;
+	esac
 	h=$ROOT/home w=$ROOT/work
 	rm -rf "$h" "$w"
 	mkdir -p "$h" "$w" "$ROOT/tmp"
 	echo "# plan: 2.3 login form" >"$w/README.md"
+	# a file read a page at a time in tools_page
+	seq 2000 | sed 's/^/line /' >"$w/big.txt"
 	cmd=$(command_of "$fmt")
 	# kilo run --auto: permissions it would ask for are granted
 	case $sc in *_auto) cmd=$(echo "$cmd" | sed 's/^kilo run /kilo run --auto /') ;; esac
@@ -165,7 +170,7 @@ record() {
 		echo "$cmd"
 		echo "# client: $CLIENT $VERSION"
 		echo "# env: MOCK_URL=$url HOME=$h${extra:+ $extra}; . env/$CLIENT.sh${unset_key:+; $unset_key}"
-		echo "# cwd: $w (contains README.md); stdin: /dev/null"
+		echo "# cwd: $w (contains README.md, big.txt); stdin: /dev/null"
 		echo "# elapsed_s: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
 		echo "# requests to the mock: $((n1 - n0))"
 		[ "$nleft" -gt 0 ] && echo "# lingering: $nleft processes of the client's session after it exited (ended)"

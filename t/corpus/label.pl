@@ -70,6 +70,11 @@ my %table = (
 	# three identical calls in one message: under --max-repeat-calls 5;
 	# opencode's own doom-loop guard asks for a permission nobody gives
 	tools_loop_burst => [qw(clean success)],
+	# productive paging: the same file, eight different pages
+	tools_page => [qw(clean success)],
+	# three good turns, then the subscription's usage limit (Gemini:
+	# the daily quota)
+	tools_limit_mid => [qw(catch transient usage_limit)],
 );
 
 # What a client shows of a scenario, where it is less than the mock said:
@@ -82,6 +87,13 @@ my %override = (
 	# opencode's plain output words a usage limit as an account's rate
 	# limit; its JSON has the error's body
 	'opencode:usage_limit-plain' => [qw(catch transient rate_limited)],
+	'opencode:tools_limit_mid-plain' => [qw(catch transient rate_limited)],
+	# pi, cn and kilo's plain output show the 429's body alone, not the
+	# headers that make it a subscription's usage limit: a rate limit is
+	# all they say (as in their usage_limit recordings)
+	'pi:tools_limit_mid' => [qw(catch transient rate_limited)],
+	'cn:tools_limit_mid' => [qw(catch transient rate_limited)],
+	'kilo:tools_limit_mid-plain' => [qw(catch transient rate_limited)],
 	# Qwen Code retries a 429 silently: cut short by the time limit, the
 	# run shows a timeout and nothing else
 	'qwen:429_defaults' => [qw(catch timeout timeout)],

@@ -31,6 +31,11 @@ Scenarios (see ../docs/claude.md and ../docs/opencode.md):
                then Bash "ls", then the final answer; usage figures every turn
   tools_loop   the SAME tool call (Bash "echo cbexec-loop") 6 turns in a row,
                then the final answer
+  tools_page   productive paging: big.txt (2 000 lines) read 250 lines at a
+               time, 8 turns (Read with offset and limit, or Bash sed -n
+               'A,Bp' where the read tool takes no offset), then the answer
+  tools_limit_mid  three different Bash calls (ls; echo step-2; wc -l
+               README.md), then the subscription usage limit (as usage_limit)
   tools_loop_burst  ONE model turn with the same Bash call 3 times (opencode's
                doom-loop check looks at the last 3 tool parts of a message)
   tools_ask    one Bash call outside the usual read-only allow lists
@@ -171,6 +176,22 @@ def read_call(req, i, fname):
             "input": {key: workdir(req) + "/" + fname}}
 
 
+PAGE_CALLS = 8
+MID_COMMANDS = ["ls", "echo step-2", "wc -l README.md"]
+
+
+def page_call(req, i, page):
+    """Page `page` of big.txt: the read tool with offset and limit when it
+    takes them, else the shell."""
+    name, props = find_tool(req, "Read")
+    if name and "offset" in props:
+        key = next((k for k in ("filePath", "filepath", "path") if k in props), "file_path")
+        return {"type": "tool_use", "id": "toolu_mock_%02d" % i, "name": name,
+                "input": {key: workdir(req) + "/big.txt", "offset": 250 * page + 1,
+                          "limit": 250}}
+    return bash_call(req, i, "sed -n '%d,%dp' big.txt" % (250 * page + 1, 250 * (page + 1)))
+
+
 def plan_reply(scenario, req):
     """Return (content_blocks, stop_reason, usage) for a successful turn.
 
@@ -203,6 +224,14 @@ def plan_reply(scenario, req):
             return calls, "tool_use", usage
     if scenario == "tools_ask" and has_tools and turn == 0:
         c = bash_call(req, 30, "make test")
+        if c:
+            return [c], "tool_use", usage
+    if scenario == "tools_page" and has_tools and turn < PAGE_CALLS:
+        c = page_call(req, 40 + turn, turn)
+        if c:
+            return [c], "tool_use", usage
+    if scenario == "tools_limit_mid" and has_tools and turn < len(MID_COMMANDS):
+        c = bash_call(req, 50 + turn, MID_COMMANDS[turn])
         if c:
             return [c], "tool_use", usage
     if scenario == "tools_loop" and has_tools and turn < 6:
@@ -316,6 +345,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(401, "authentication_error", "x-api-key header is required")
         if placeholder_key(self.headers.get("x-api-key")):
             return self._error(401, "authentication_error", "invalid x-api-key")
+        if (scen == "tools_limit_mid" and req.get("tools")
+                and n_assistant_turns(req) >= len(MID_COMMANDS)):
+            scen = "usage_limit"
         if scen in ERRORS:
             code, etype, msg, hdrs = ERRORS[scen]
             if scen == "usage_limit":

@@ -17,6 +17,10 @@ and its requests arrive as
 
 Scenarios (see SCENARIOS below / --list):
   success complete tools tool_loop slow          -> 200 answers
+  tools_page       productive paging: read_file of big.txt (2 000 lines),
+                   250 lines at a time (offset, limit) 8 times, then the answer
+  tools_limit_mid  three different shell calls, then the daily quota (as
+                   quota_daily)
   400 401 403 429 429_bare quota_daily credit credit_g1
   503 503_overloaded 500                         -> Google-style error bodies
   (refused = a closed port, missing_key = no key: handled by the caller)
@@ -168,7 +172,10 @@ def error_for(scenario, model):
 
 ERROR_SCENARIOS = ["400", "401", "403", "429", "429_bare", "quota_daily", "credit", "credit_g1",
                    "503", "503_overloaded", "500"]
-OK_SCENARIOS = ["success", "complete", "tools", "tool_loop", "slow"]
+OK_SCENARIOS = ["success", "complete", "tools", "tool_loop", "slow",
+                "tools_page", "tools_limit_mid"]
+PAGE_CALLS = 8
+MID_COMMANDS = ["ls", "echo step-2", "wc -l README.md"]
 SCENARIOS = OK_SCENARIOS + ERROR_SCENARIOS
 
 # ---------------------------------------------------------------- bodies ---
@@ -220,13 +227,20 @@ def chat_plan(scenario, model, req):
             plan.append((0.3 if scenario == "slow" else 0.02,
                          chunk(model, [{"text": p}], rid, finish="STOP" if last else None, use=use)))
         return plan
-    if scenario in ("tools", "tool_loop"):
+    if scenario in ("tools", "tool_loop", "tools_page", "tools_limit_mid"):
         done = count_function_responses(req)
-        wanted = 1 if scenario == "tools" else 6
+        wanted = {"tools": 1, "tool_loop": 6, "tools_page": PAGE_CALLS,
+                  "tools_limit_mid": len(MID_COMMANDS)}[scenario]
         if done < wanted:
             if scenario == "tools":
                 call = {"name": "run_shell_command",
                         "args": {"command": "echo hi", "description": "Print hi"}}
+            elif scenario == "tools_page":
+                call = {"name": "read_file", "args": {"file_path": "big.txt",
+                                                      "offset": 250 * done, "limit": 250}}
+            elif scenario == "tools_limit_mid":
+                call = {"name": "run_shell_command",
+                        "args": {"command": MID_COMMANDS[done], "description": "Run a step"}}
             else:
                 call = {"name": "read_file", "args": {"file_path": "README.md"}}
             pre = [] if done else [(0.0, chunk(model, [{"text": "Let me check."}], rid,
@@ -372,6 +386,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_json(404, err_body(404, "NOT_FOUND", "Mock: unknown scenario %s" % scenario))
 
         err = error_for(scenario, model)
+        if (scenario == "tools_limit_mid" and is_chat
+                and count_function_responses(body) >= len(MID_COMMANDS)):
+            err = error_for("quota_daily", model)
         if err and rpc in ("generateContent", "streamGenerateContent", "countTokens"):
             entry["status"] = err[0]
             log(entry)

@@ -37,6 +37,10 @@ Scenarios (see docs/codex.md and docs/qwen.md for what each client prints):
                 (what the Qwen OAuth free tier answered when used up)
   tools         one shell tool call (echo hi), then the answer
   tools_loop    the same shell tool call (echo hi) 6 times, then the answer
+  tools_page    productive paging: 8 shell calls reading big.txt (2 000
+                lines) 250 lines at a time (sed -n 'A,Bp'), then the answer
+  tools_limit_mid  three different shell calls (ls; echo step-2; wc -l
+                README.md), then the ChatGPT-plan usage limit (as usage_limit)
   slow          the answer streamed in 10 pieces, one every 0.3 s
   drop          stream starts, then the connection closes before completion
   hang          HTTP 200 headers, then nothing (for idle-timeout tests)
@@ -207,22 +211,36 @@ def tool_names(api, body):
     return [n for n in names if n]
 
 
-def pick_shell_tool(api, body):
-    """Choose the client's shell tool and arguments that run TOOL_COMMAND."""
+def pick_shell_tool(api, body, command=TOOL_COMMAND):
+    """Choose the client's shell tool and arguments that run command."""
     names = tool_names(api, body)
     if "exec_command" in names:             # Codex unified exec
-        return "exec_command", {"cmd": TOOL_COMMAND}
+        return "exec_command", {"cmd": command}
     if "shell_command" in names:            # Codex shell_command
-        return "shell_command", {"command": TOOL_COMMAND}
+        return "shell_command", {"command": command}
     if "shell" in names:                    # Codex classic shell
-        return "shell", {"command": ["bash", "-lc", TOOL_COMMAND]}
+        return "shell", {"command": ["bash", "-lc", command]}
     if "run_shell_command" in names:        # Qwen Code
-        return "run_shell_command", {"command": TOOL_COMMAND,
-                                     "description": "Print hi"}
-    if "bash" in names:                     # GitHub Copilot CLI
-        return "bash", {"command": TOOL_COMMAND, "description": "Print hi"}
-    # Fallback: first tool, no arguments.
-    return (names[0] if names else "shell"), {"command": TOOL_COMMAND}
+        return "run_shell_command", {"command": command,
+                                     "description": "Run a step"}
+    if "bash" in names:                     # GitHub Copilot CLI, Kilo
+        return "bash", {"command": command, "description": "Run a step"}
+    if "Bash" in names:                     # Continue
+        return "Bash", {"command": command}
+    # Fallback: first tool.
+    return (names[0] if names else "shell"), {"command": command}
+
+
+# tools_page: big.txt (2 000 lines) 250 lines at a time
+PAGE_CALLS = 8
+# tools_limit_mid: three good turns, then the usage limit
+MID_COMMANDS = ["ls", "echo step-2", "wc -l README.md"]
+
+
+def limit_mid_reached(api, body):
+    """tools_limit_mid: the agent turn after three tool results."""
+    return (side_request_answer(api, body) is None and bool(body.get("tools"))
+            and tool_results(api, body) >= len(MID_COMMANDS))
 
 
 def side_request_answer(api, body):
@@ -256,6 +274,16 @@ def plan(scenario, api, body):
         if tool_results(api, body) < want:
             name, args = pick_shell_tool(api, body)
             return ("tool", name, args)
+        return ("text", ANSWER_TOOLS)
+    n = tool_results(api, body)
+    if scenario == "tools_page" and body.get("tools") and n < PAGE_CALLS:
+        name, args = pick_shell_tool(api, body, "sed -n '%d,%dp' big.txt" %
+                                     (250 * n + 1, 250 * (n + 1)))
+        return ("tool", name, args)
+    if scenario == "tools_limit_mid" and body.get("tools") and n < len(MID_COMMANDS):
+        name, args = pick_shell_tool(api, body, MID_COMMANDS[n])
+        return ("tool", name, args)
+    if scenario in ("tools_page", "tools_limit_mid"):
         return ("text", ANSWER_TOOLS)
     return ("text", ANSWER_SUCCESS)
 
@@ -394,6 +422,9 @@ class Handler(BaseHTTPRequestHandler):
             if scenario in HTTP_ERRORS:
                 status, hdrs, obj = HTTP_ERRORS[scenario]
                 return self._json(status, obj() if callable(obj) else obj, hdrs)
+            if scenario == "tools_limit_mid" and limit_mid_reached(api, body):
+                status, hdrs, obj = HTTP_ERRORS["usage_limit"]
+                return self._json(status, obj(), hdrs)
             stream = bool(body.get("stream")) if isinstance(body, dict) else False
             if api == "responses":
                 return self._responses(scenario, body, stream)
