@@ -10,7 +10,9 @@
 # for Claude Code a usage limit that passes, then a trial run that needs
 # no operator; and for Claude Code and Codex usage the mock reports going
 # over --max-tokens (live from Claude's messages, at the end from Codex's
-# turn), and the same tool call over and over.  Prints TAP.
+# turn), and the same tool call over and over; and for every client a
+# productive session paging through a 2 000-line file, eight reads of
+# different pages, which the loop guard must let go on.  Prints TAP.
 #
 # Each client runs with the settings of env/CLIENT.sh, which turn its own
 # retries down where it allows (Qwen Code and opencode retry 429s and 5xx
@@ -134,6 +136,7 @@ drive() {
 	D=$W/jobs/$n
 	mkdir -p "$D/home" "$D/work" "$D/tmp"
 	[ -e "$D/work/README.md" ] || echo "# plan: 2.3 login form" >"$D/work/README.md"
+	[ -e "$D/work/big.txt" ] || seq 2000 | sed 's/^/line /' >"$D/work/big.txt"
 	# Claude Code's subscription limit needs an OAuth login.
 	auth=
 	[ "$c/$s" = claude/usage_limit ] && auth=oauth
@@ -255,6 +258,14 @@ job() {	# job CLIENT SCENARIO
 		[ $rc -eq 124 ] && [ "$(st "$n" last_error.type)" = loop ]
 		say $? "$c: the same tool call 3 times: 124, recoverable loop" \
 		    "exit $rc, $(st "$n" last_error.class) $(st "$n" last_error.type): $(st "$n" last_error.message)" ;;
+	paging)
+		# Eight reads of one file, each a different page: a
+		# productive session the loop guard lets go on.
+		drive "$c" tools_page "$n" --progress exit
+		[ $rc -eq 0 ] && [ "$(st "$n" state)" = CLOSED ] &&
+		    [ "$(st "$n" last_error.type)" = "" ]
+		say $? "$c: paging through a file, eight calls: exit 0, not a loop" \
+		    "exit $rc, $(st "$n" last_error.class) $(st "$n" last_error.type): $(st "$n" last_error.message)" ;;
 	trial)
 		# A usage limit that resets at $RESET, then a trial that
 		# nobody had to allow.
@@ -314,7 +325,9 @@ for cs in claude:trial qwen:429 qwen:529 qwen:500 qwen:usage_limit \
     cn:credit cn:usage_limit cn:loop \
     kilo:success kilo:complete kilo:401 kilo:missing_key kilo:403 \
     kilo:429 kilo:529 kilo:500 kilo:credit kilo:usage_limit kilo:refused \
-    kilo:loop kilo:spend; do
+    kilo:loop kilo:spend \
+    claude:paging codex:paging gemini:paging qwen:paging opencode:paging \
+    pi:paging copilot:paging cn:paging kilo:paging; do
 	case " ${CHECK_AGENTS_ONLY:-$cs} " in *" $cs "*) ;; *) continue ;; esac
 	c=${cs%%:*} s=${cs#*:}
 	# Gemini's usage limit is its daily quota (no reset time given).
