@@ -12,16 +12,7 @@
 redis_start
 S="--store $REDIS_URL"
 
-# host N ARGS...: cbexec as seen from host N, exec'd (so that $! of
-# "host ... &" is cbexec itself).
-cat >host <<SH
-#!/bin/sh
-h=$SCRATCH/host\$1; shift
-mkdir -p "\$h/home"
-HOME=\$h/home XDG_STATE_HOME=\$h/state XDG_CONFIG_HOME=\$h/config \\
-    CBEXEC_STATE_DIR=\$h/state/cbexec exec "$CBEXEC" "\$@"
-SH
-chmod +x host
+# ./host N: t/redis.sh
 host() { ./host "$@"; }
 
 # ---- 3 hosts x 20 at once ----

@@ -42,15 +42,6 @@ fault() {
 # ms: the monotonic-enough wall clock in milliseconds.
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
-cat >host <<SH
-#!/bin/sh
-h=$SCRATCH/host\$1; shift
-mkdir -p "\$h/home"
-HOME=\$h/home XDG_STATE_HOME=\$h/state XDG_CONFIG_HOME=\$h/config \\
-    CBEXEC_STATE_DIR=\$h/state/cbexec exec "$CBEXEC" "\$@"
-SH
-chmod +x host
-
 # ---- the fleet's keys never reach the command ----
 CBEXEC_STORE=redis://:$PW@127.0.0.1:$REDIS_PORT/0 ./host 1 --name keys -- \
     sh -c 'env >env.out; tr "\0" " " </proc/$PPID/cmdline >ppid.out' 2>err

@@ -9,6 +9,9 @@
 #                          REDIS_URL (unix://), REDIS_TCP (redis://)
 #   redis_kill [SIG]       stop it (default SIGKILL) and wait for it
 #   rcli ARGS...           redis-cli on the socket
+#   ./host N ARGS...       (written here) cbexec as seen from host N: its
+#                          own HOME, XDG and state directories, exec'd (so
+#                          $! of "./host ... &" is cbexec itself)
 
 if ! command -v redis-server >/dev/null 2>&1 ||
     ! command -v redis-cli >/dev/null 2>&1; then
@@ -58,3 +61,12 @@ redis_kill() {
 }
 
 trap 'redis_kill; rm -rf "$SCRATCH" "$T_TMP"' EXIT
+
+cat >"$SCRATCH/host" <<SH
+#!/bin/sh
+h=$SCRATCH/host\$1; shift
+mkdir -p "\$h/home"
+HOME=\$h/home XDG_STATE_HOME=\$h/state XDG_CONFIG_HOME=\$h/config \\
+    CBEXEC_STATE_DIR=\$h/state/cbexec exec "$CBEXEC" "\$@"
+SH
+chmod +x "$SCRATCH/host"
