@@ -219,6 +219,23 @@ is "$(rcli EXISTS cbexec:lock:f6)" 0 \
 ./host 3 $S --name f6 -- true 2>err; rc=$?
 is "$rc" 0 "a third host is not BUSY"
 
+# ---- a save delivered late does nothing either ----
+# The command cuts its own link as it ends: the save is held, the holder
+# gives up on it, the lease runs out with nobody else there, then the
+# save reaches Redis.
+./host 1 $HOLD --name f6s -- sh -c 'echo hold >f1.mode; sleep 0.1' 2>errA
+rcA=$?
+is "$rcA" 125 "a save held past --store-timeout: 125"
+like "$(cat errA)" "may or may not have been saved" "saying it may or may not have been saved"
+poll_until 5 sh -c '[ "$(REDISCLI_AUTH=$2 redis-cli -s "$1" EXISTS cbexec:lock:f6s)" = 0 ]' \
+    sh "$REDIS_SOCK" "$PW"
+fault f1 pass	# the held save now reaches Redis
+sleep 0.3
+is "$(rcli EXISTS cbexec:lock:f6s):$(rcli EXISTS cbexec:circuit:f6s)" "0:0" \
+    "the late save took no lease and wrote no state"
+./host 2 $S --name f6s -- true 2>err; rc=$?
+is "$rc" 0 "the next host is not BUSY"
+
 # ---- F7: Redis closes idle connections sooner than a renewal comes ----
 rcli CONFIG SET timeout 1 >/dev/null
 ./host 1 $S --store-lease 6s --name f7 -- sleep 3.5 2>err; rc=$?

@@ -867,9 +867,12 @@ static const char lua_renew[] = LUA_GEN LUA_LATE
 "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
 "return {1, t[1], t[2]}\n";
 
-/* KEYS lock, state; ARGV token, generation loaded, state, lease ms.
- * 1 written; -1 another holder has the lease; -2 the state changed. */
-static const char lua_save[] = LUA_GEN
+/* KEYS lock, state; ARGV token, generation loaded, state, lease ms,
+ * latest.  1 written; -1 another holder has the lease; -2 the state
+ * changed; -3 it came too late (its sender gave up on it: a save, which
+ * sets the lease too, must not take the circuit for a holder gone). */
+static const char lua_save[] = LUA_GEN LUA_LATE
+"if late(redis.call('TIME'), 5) then return -3 end\n"
 "local v = redis.call('GET', KEYS[1])\n"
 "if v and v ~= ARGV[1] then return -1 end\n"
 "if gen(KEYS[2]) ~= tonumber(ARGV[2]) then return -2 end\n"
@@ -1335,20 +1338,22 @@ redis_load(struct store *st, struct cb_state *s, char *err, size_t errlen)
 int
 redis_save(struct store *st, const char *text, char *err, size_t errlen)
 {
-	const char *args[4];
-	size_t lens[4] = { 0, 0, 0, 0 };
-	char ms[32], gen[32];
+	const char *args[5];
+	size_t lens[5] = { 0, 0, 0, 0, 0 };
+	char ms[32], gen[32], by[32];
 	redisReply *rep;
 	long long rc;
 
 	lease_ms(st, ms, sizeof(ms));
 	snprintf(gen, sizeof(gen), "%ld", st->generation);
+	latest_ms(st, st->timeout, by, sizeof(by));
 	args[0] = st->r->token;
 	args[1] = gen;
 	args[2] = text;
 	args[3] = ms;
+	args[4] = by;
 	lens[2] = strlen(text);
-	if ((rep = eval(st, lua_save, 4, args, lens, err, errlen)) == NULL) {
+	if ((rep = eval(st, lua_save, 5, args, lens, err, errlen)) == NULL) {
 		/* Sent and not answered: it may have landed all the same. */
 		if (st->r->sent > 0 && strstr(err, "interrupted") == NULL) {
 			size_t n = strlen(err);
@@ -1372,6 +1377,12 @@ redis_save(struct store *st, const char *text, char *err, size_t errlen)
 		    "another holder has it now" : "the lease expired and "
 		    "another holder saved a newer state");
 		return -4;
+	}
+	if (rc == -3) {
+		snprintf(err, errlen, "store %s: circuit %s: the save reached "
+		    "the store after --store-timeout; not saved", st->label,
+		    st->name);
+		return -1;
 	}
 	snprintf(err, errlen, "store %s: unexpected reply to the save",
 	    st->label);
