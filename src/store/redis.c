@@ -35,17 +35,21 @@
  * it comes, with poll(2) on what is left of the deadline, and refused
  * past MAX_STATE_SIZE without being buffered whole).  A renewal's
  * deadline is also the lease's own: the time the last successful one was
- * sent plus the lease, less a margin (store_lease_left()).  An operator
- * signal ends a wait for the store at once when signals are held
- * (sup_poll).  A connection found closed (an idle timeout of the server)
- * is opened again within the same deadline, and a command that may be
- * repeated (TIME, GET, the lock, a renewal) is sent again once.  The
- * socket is close-on-exec, so the command never inherits it.
+ * sent plus the lease, less a margin (store_lease_until()).  An operator
+ * signal ends a wait for the store at once (sup_poll).  While the command
+ * runs, a renewal is sent and its reply read as it comes, on the run
+ * engine's loop (redis_keepalive_async()): a slow store never stalls the
+ * relay or the timers.  A connection found closed (an idle timeout of the
+ * server) is opened again within the same deadline, and a command that
+ * may be repeated (TIME, GET, the lock, a renewal) is sent again once.
+ * The socket is non-blocking and close-on-exec, so the command never
+ * inherits it.
  *
- * Every lease operation carries the holder's token and the latest store
- * time it may act at (the store's clock as last read plus the timeout):
- * a request that a partition delivers late does nothing, so it can never
- * take a lease again for a holder that has gone.
+ * Every request that sets the lease (the lock, a renewal, a save) carries
+ * the holder's token and the latest store time it may act at (the
+ * store's clock as last read plus the timeout): a request that a
+ * partition delivers late does nothing, so it can never take a lease
+ * again for a holder that has gone.
  *
  * Each step that needs more than one command is one script (EVAL), so a
  * step is one round trip: taking the lock also reads the state and the
@@ -380,8 +384,17 @@ resolve(struct store *st, const struct url *u, double deadline,
 		}
 	}
 	if (rc == EAI_INPROGRESS || rc == -3) {
-		if (gai_cancel(&l->req) == EAI_CANCELED)
+		switch (gai_cancel(&l->req)) {
+		case EAI_ALLDONE:	/* it answered meanwhile */
+			if (l->req.ar_result != NULL)
+				freeaddrinfo(l->req.ar_result);
+			/* FALLTHROUGH */
+		case EAI_CANCELED:
 			free(l);
+			break;
+		default:		/* still glibc's: left to it */
+			break;
+		}
 		if (rc == -3)
 			return -3;
 		snprintf(err, errlen, "store %s: cannot resolve %s within "
