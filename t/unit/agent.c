@@ -77,6 +77,12 @@ expected(const char *client, const char *scenario)
 		{ "copilot", "usage_limit_anthropic", "rate_limited" },
 		/* its plain output shows no sign of a subscription's limit */
 		{ "opencode", "usage_limit-plain", "rate_limited" },
+		/* three good turns, then the limit: as its usage_limit */
+		{ "pi", "tools_limit_mid", "rate_limited" },
+		{ "cn", "tools_limit_mid", "rate_limited" },
+		{ "kilo", "tools_limit_mid-plain", "rate_limited" },
+		{ "opencode", "tools_limit_mid-plain", "rate_limited" },
+		{ NULL, "tools_limit_mid", "usage_limit" },
 		{ NULL, "success", "" }, { NULL, "complete", "" },
 		{ NULL, "tools", "" }, { NULL, "tool_loop", "" },
 		{ NULL, "slow", "" }, { NULL, "usage_warning", "" },
@@ -294,6 +300,14 @@ same_words(const char *client, const char *x, const char *y)
 	};
 	size_t i;
 
+	/* a usage limit mid-session is the same error as at the start
+	 * (Gemini's: its daily quota) */
+	if (strcmp(x, "tools_limit_mid") == 0 || strcmp(y, "tools_limit_mid") == 0) {
+		const char *o = strcmp(x, "tools_limit_mid") == 0 ? y : x;
+
+		if (strcmp(o, "usage_limit") == 0 || strcmp(o, "quota_daily") == 0)
+			return 1;
+	}
 	for (i = 0; i < NELEM(pairs); i++)
 		if (strcmp(client, pairs[i][0]) == 0 &&
 		    ((strcmp(x, pairs[i][1]) == 0 && strcmp(y, pairs[i][2]) == 0) ||
