@@ -1356,6 +1356,25 @@ cli_is_flag(const char *key)
 	return op != NULL && op->has_arg == no_argument;
 }
 
+
+/* The password of a URL (scheme://user:password@host...) in s, if any,
+ * overwritten with '*' in place. */
+static void
+wipe_url_password(char *s)
+{
+	char *p, *at, *colon, *end;
+
+	if ((p = strstr(s, "://")) == NULL)
+		return;
+	p += 3;
+	end = p + strcspn(p, "/?");
+	if ((at = memrchr(p, '@', (size_t)(end - p))) == NULL ||
+	    (colon = memchr(p, ':', (size_t)(at - p))) == NULL)
+		return;
+	for (colon++; colon < at; colon++)
+		*colon = '*';
+}
+
 int
 cli_env(struct options *o, char *err, size_t len)
 {
@@ -1400,6 +1419,10 @@ cli_env(struct options *o, char *err, size_t len)
 			    "CBEXEC_STORE") == 0 ? "" : v, strcmp(envs[i].env,
 			    "CBEXEC_STORE") == 0 ? "" : "'", sub);
 	}
+	/* /proc/PID/environ shows the block the variable came in, whatever
+	 * unsetenv does: its password is overwritten there too. */
+	if ((v = getenv("CBEXEC_STORE")) != NULL)
+		wipe_url_password((char *)v);
 	unsetenv("CBEXEC_STORE");
 	return 0;
 }
@@ -1409,19 +1432,9 @@ cli_env(struct options *o, char *err, size_t len)
 void
 cli_wipe_secrets(int argc, char **argv, char **command)
 {
-	char *p, *at, *colon, *end;
 	int i;
 
-	for (i = 1; i < argc && argv + i != command; i++) {
-		if ((p = strstr(argv[i], "://")) == NULL)
-			continue;
-		p += 3;
-		end = p + strcspn(p, "/?");
-		if ((at = memrchr(p, '@', (size_t)(end - p))) == NULL ||
-		    (colon = memchr(p, ':', (size_t)(at - p))) == NULL)
-			continue;
-		for (colon++; colon < at; colon++)
-			*colon = '*';
-	}
+	for (i = 1; i < argc && argv + i != command; i++)
+		wipe_url_password(argv[i]);
 }
 
