@@ -8,7 +8,7 @@ t/0995-store-chaos.t).
 
 It listens on a free loopback port, writes it to PORTFILE, and forwards
 to 127.0.0.1:UPSTREAM_PORT.  MODEFILE, read every 10 ms, holds one word (MODEFILE.now says which
-mode is in force):
+mode is in force, MODEFILE.conns how many connections came):
 
     pass        forward as it comes
     delay MS    deliver every chunk MS milliseconds late, both ways
@@ -77,6 +77,7 @@ class Pipe:
 pipes = []
 parent = os.getppid()
 cur, said, last_read = ("pass", 0), None, 0.0
+accepted = 0
 while True:
     now = time.monotonic()
     if os.getppid() != parent:
@@ -94,6 +95,10 @@ while True:
     now = time.monotonic()
     if ls in r:
         c, _ = ls.accept()
+        accepted += 1
+        with open(modefile + ".conns.tmp", "w") as f:
+            f.write("%d\n" % accepted)
+        os.rename(modefile + ".conns.tmp", modefile + ".conns")
         if cur[0] == "reset":
             rst(c)
         else:
