@@ -111,7 +111,11 @@ child_reap(pid_t pid, int *status)
 }
 
 #define SLICE_MS	50		/* how often a running helper is checked */
+#define DRAIN_MAX	(1 << 20)	/* bytes read after the helper exited */
 
+/* Called at least every keep_every seconds while a helper runs (a shared
+ * store's lease).  Its failure is not the helper's: what needs the lease
+ * next (the fork, the save) finds it gone and says so. */
 static int (*keep_fn)(void *);
 static void *keep_arg;
 static double keep_every;
@@ -123,7 +127,6 @@ child_keepalive(int (*fn)(void *arg), void *arg, double every)
 	keep_arg = arg;
 	keep_every = every;
 }
-#define DRAIN_MAX	(1 << 20)	/* bytes read after the helper exited */
 
 /* Read what fd has now into sink (counted in *after once the helper has
  * exited); 1 at EOF or error, 0 when it would block. */
