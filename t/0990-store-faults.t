@@ -120,6 +120,16 @@ is "$rc:$([ -e ran-600 ] && echo ran)" "0:ran" "mode 0600: its first line is the
 
 S="--store redis://127.0.0.1:$REDIS_PORT/0 --store-password-file $SCRATCH/pw"
 
+# The operator verbs take the password the same ways.
+./host 1 $S --status --all >all.out 2>err; rc=$?
+is "$rc:$(grep -c '^ *keys ' all.out)" "0:1" "--status --all with --store-password-file"
+CBEXEC_STORE_PASSWORD=$PW ./host 1 --store "redis://127.0.0.1:$REDIS_PORT/0" \
+    --status --all >all.out 2>err; rc=$?
+is "$rc:$(grep -c '^ *keys ' all.out)" "0:1" "--status --all with CBEXEC_STORE_PASSWORD"
+./host 1 $S --reset-account nobody >/dev/null 2>err; rc=$?
+like "$rc $(cat err)" "^125 cbexec: no such account 'nobody'" \
+    "--reset-account reaches the store with it (no such account, not NOAUTH)"
+
 # ---- F8: the fallback never bypasses an account ----
 dead=$(free_port)
 ./host 1 --store "redis://127.0.0.1:$dead/0" --store-timeout 300ms \

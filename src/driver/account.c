@@ -510,10 +510,7 @@ ops_reset_account(const struct options *o)
 		fprintf(stderr, "cbexec: %s\n", err);
 		return CB_EXIT_ERROR;
 	}
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.url = o->store;
-	cfg.lease = o->store_lease;
-	cfg.timeout = o->store_timeout;
+	circuit_store_cfg(o, &cfg);
 	if (store_open(&st, &cfg, err, sizeof(err)) == -1) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		store_close(&st);

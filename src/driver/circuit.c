@@ -251,31 +251,38 @@ circuit_reporter(const struct options *o, const struct circuit *c,
 	return reporter_open(r, o->log_path);
 }
 
+void
+circuit_store_cfg(const struct options *o, struct store_cfg *cfg)
+{
+	static int said_timeout;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->url = o->store;
+	cfg->lease = o->store_lease;
+	cfg->timeout = o->store_timeout;
+	cfg->password = o->store_password;
+	/* A renewal must be able to fail and the run end within the lease:
+	 * at most a third of it for each store command (SPEC §10). */
+	if (o->store != NULL && cfg->lease < 3 * cfg->timeout - 1e-6) {
+		cfg->timeout = cfg->lease / 3;
+		if (!said_timeout++)
+			fprintf(stderr, "cbexec: --store-timeout %gs is more "
+			    "than a third of --store-lease %gs: using %gs\n",
+			    o->store_timeout, o->store_lease, cfg->timeout);
+	}
+}
+
 int
 circuit_store(const struct options *o, const struct circuit *c,
     struct store *st, int fallback)
 {
-	static int said_timeout;
 	struct store_cfg cfg;
 	char err[4400];
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.url = o->store;
+	circuit_store_cfg(o, &cfg);
 	cfg.name = o->name;
 	cfg.path = c->path;
 	cfg.follow = o->follow_symlinks;
-	cfg.lease = o->store_lease;
-	cfg.timeout = o->store_timeout;
-	cfg.password = o->store_password;
-	/* A renewal must be able to fail and the run end within the lease:
-	 * at most a third of it for each store command (SPEC §10). */
-	if (o->store != NULL && cfg.lease < 3 * cfg.timeout - 1e-6) {
-		cfg.timeout = cfg.lease / 3;
-		if (!said_timeout++)
-			fprintf(stderr, "cbexec: --store-timeout %gs is more "
-			    "than a third of --store-lease %gs: using %gs\n",
-			    o->store_timeout, o->store_lease, cfg.timeout);
-	}
 	if (store_open(st, &cfg, err, sizeof(err)) == 0)
 		return 0;
 	if (st->interrupted) {

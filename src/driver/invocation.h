@@ -158,6 +158,9 @@ int circuit_reporter(const struct options *o, const struct circuit *c,
  * NULL with the message in err. */
 char *circuit_state_dir(char *err, size_t len);
 
+/* The store's settings o gives (URL, lease, timeout cut to a third of
+ * the lease with a notice, password), the rest of cfg zero. */
+void circuit_store_cfg(const struct options *o, struct store_cfg *cfg);
 /* Open the store o names for c (a file store without --store): 0, or -1
  * with the message printed (the store is unreachable: 125), -2 when a
  * signal ended the wait (122).  With fallback and --store-fallback

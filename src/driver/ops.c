@@ -424,10 +424,7 @@ ops_status_all(const struct options *o)
 	memset(&st, 0, sizeof(st));
 	if (o->store != NULL) {
 		/* The circuits of the shared store, not of this host. */
-		memset(&cfg, 0, sizeof(cfg));
-		cfg.url = o->store;
-		cfg.lease = o->store_lease;
-		cfg.timeout = o->store_timeout;
+		circuit_store_cfg(o, &cfg);
 		if (store_open(&st, &cfg, err, sizeof(err)) == -1 ||
 		    store_list(&st, &names, &n, err, sizeof(err)) == -1) {
 			fprintf(stderr, "cbexec: %s\n", err);
