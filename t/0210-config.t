@@ -25,7 +25,8 @@ echo '{"rules": [{"match": "(unclosed", "type": "x"}]}' > c.json
 err=$(cb -- true 2>&1); is "$?" 125 "bad regex: 125"
 like "$err" "rules\[0\]" "bad regex: names the rule"
 # regcomp would copy these repeats into an automaton of exponential size.
-for re in 'x+++++++++++++++++++++++++++++++' '((a{0,255}){0,255}){0,255}'; do
+for re in 'x+++++++++++++++++++++++++++++++' '((a{0,255}){0,255}){0,255}' \
+    'z*++++++++++++' 'u)))*++++++++++++'; do
 	printf '{"rules": [{"match": "%s", "type": "x"}]}' "$re" > c.json
 	err=$(cb -- true 2>&1); is "$?" 125 "pathological regex $re: 125"
 	like "$err" "too many nested or stacked repetitions" "pathological regex: says why"

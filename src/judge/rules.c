@@ -26,6 +26,7 @@
  * of each quantifier after it.  Saturates at RULE_COST_MAX.
  */
 #define RULE_COST_MAX 20000.0
+#define STACKED_MAX 3		/* quantifiers on one atom, "a+?" is 2 */
 
 static double
 cost(const char **pp, int depth)
@@ -33,6 +34,7 @@ cost(const char **pp, int depth)
 	const char *p = *pp;
 	double total = 0, atom, rep;
 	long lo, hi;
+	int stacked;
 	char *end;
 
 	while (*p != '\0' && !(*p == ')' && depth > 0)) {
@@ -59,7 +61,7 @@ cost(const char **pp, int depth)
 			p++;
 			atom = 1;
 		}
-		for (;;) {
+		for (stacked = 0;; stacked++) {
 			if (*p == '*' || *p == '+')
 				rep = 2;
 			else if (*p == '?')
@@ -81,7 +83,10 @@ cost(const char **pp, int depth)
 				break;
 			p++;
 			atom *= rep;
-			if (atom > RULE_COST_MAX)
+			/* a quantifier on a quantifier on a quantifier...:
+			 * glibc's automaton doubles with each ('z*' and twelve
+			 * '+' take seconds), whatever the counts say */
+			if (atom > RULE_COST_MAX || stacked >= STACKED_MAX)
 				atom = RULE_COST_MAX;
 		}
 		total += atom;
