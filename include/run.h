@@ -76,8 +76,11 @@ struct sup_result {
  * output descriptors.  Call once before anything forks.  0 / -1 (errno).
  */
 int sup_init(void);
-/* At the end of the invocation: the watchdog that would kill what a run
- * left if cbexec were killed goes (and is reaped). */
+/* Nothing of a run is left and no run follows: the watchdog that would
+ * kill what a run left if cbexec were killed may exit now, while the state
+ * is saved (a later spawn starts it again). */
+void sup_unguard(void);
+/* At the end of the invocation: the watchdog goes (and is reaped). */
 void sup_done(void);
 
 /*

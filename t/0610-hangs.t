@@ -109,6 +109,15 @@ p=$(cat k9.pid)
 kill -9 "$w"; wait "$w" 2>/dev/null
 poll_until 3 gone "$p"; ok $? "kill -9 of cbexec: the command's child is gone too"
 ok "$(test -e "$CBEXEC_STATE_DIR/k9.json.status"; echo $?)" "... its status file is left where the next run looks"
+# The last run's watchdog is let go before the save; a hook after it runs
+# under a new one.
+bg --name hk9 --half-open-after 1 --on-state-change \
+    'sleep 300 & echo $! > hk9.pid; wait' -- false
+w=$!
+poll_until 10 test -s hk9.pid
+p=$(cat hk9.pid)
+kill -9 "$w"; wait "$w" 2>/dev/null
+poll_until 3 gone "$p"; ok $? "kill -9 of cbexec while the hook after the last run runs: the hook's child is gone too"
 cb --name k9 -- true
 ok "$(test -e "$CBEXEC_STATE_DIR/k9.json.status" && echo 1 || echo 0)" "... and the next run of the circuit removes it"
 # Stale --metrics temp files of a killed writer go on the next write.

@@ -450,6 +450,10 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	}
 	if (sup_aborted())
 		v->s.outcome = OUT_ABORT;
+	/* Nothing of the run is left (sup_run saw to it): the watchdog
+	 * exits while the state is written, not after. */
+	if (v->last)
+		sup_unguard();
 	if (save(v) == -1)
 		return CB_EXIT_ERROR;
 
@@ -882,6 +886,7 @@ driver_run(struct options *o, const struct circuit *c)
 		}
 		if (ret >= 0)
 			break;
+		v.last = o->iterations > 0 && runs + 1 >= o->iterations;
 		if ((rc = run_once(&v, &d)) != 0) {
 			ret = rc == 1 ? interrupted(&v, runs) : CB_EXIT_ERROR;
 			break;

@@ -24,6 +24,7 @@ struct inv {
 	double deadline;	/* budget end, mono_now() clock; 0 none */
 	char *state_dir;	/* excluded from "files" */
 	int retry;		/* the operator chose Reset or Modify */
+	int last;		/* no run follows the one under way */
 	struct store st;	/* the circuit's store, its lock held */
 	int fallback;		/* on the local state: --store-fallback */
 	char store_err[1024];	/* why the store's keepalive failed */

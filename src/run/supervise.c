@@ -613,6 +613,12 @@ run_kill_now(struct run *r)
 }
 
 void
+sup_unguard(void)
+{
+	watch_release();
+}
+
+void
 sup_done(void)
 {
 	watch_stop();
@@ -888,6 +894,8 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	/* Give the command the terminal only when we hold it ourselves. */
 	r.fg_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
+	/* Let go before the last save of a run before this one. */
+	watch_resume();
 	r.start = mono_now();
 	if (spawn_child(cfg->argv, cfg->envp, r.fg_tty, op[1], ep[1], &r.pid,
 	    &res->exec_errno) == -1)

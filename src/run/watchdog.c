@@ -28,6 +28,10 @@
  * It is a child of cbexec that the run's "no child left" check passes
  * over (spawn.c), and that cbexec reaps on its way out (watch_stop), so
  * no zombie is left for an init that does not reap (a container's).
+ * Before the last save of an invocation, when no group is left to guard,
+ * it is let go (watch_release): it exits while the state is written, and
+ * the reap at the end finds it gone instead of waiting for it to be
+ * scheduled.  Anything spawned after that starts a new one first.
  * Cloned, it sends no signal when it exits, which makes it a "clone
  * child" that wait(2) without __WALL never reports: libev's SIGCHLD
  * handler never reaps it, and a waitid() that finds no other child means
@@ -110,6 +114,21 @@ under_valgrind(void)
 	return p != NULL && strstr(p, "/vgpreload_") != NULL;
 }
 
+/* One let go earlier is waited for: it is gone before its stack and its
+ * slots serve another. */
+static void
+watch_reap(void)
+{
+	int st;
+
+	if (watch_pid == 0)
+		return;
+	while (waitpid(watch_pid, &st, __WALL) == -1 && errno == EINTR)
+		;
+	watch_pid = 0;
+	watch_waitable = 0;
+}
+
 int
 watch_start(void)
 {
@@ -119,14 +138,19 @@ watch_start(void)
 	int p[2], e;
 	pid_t w;
 
-	slots = mmap(NULL, sizeof(pid_t) * WATCH_SLOTS, PROT_READ |
-	    PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (slots == MAP_FAILED) {
-		slots = NULL;
-		return -1;
+	if (watch_fd != -1)
+		return 0;
+	watch_reap();
+	if (slots == NULL) {
+		slots = mmap(NULL, sizeof(pid_t) * WATCH_SLOTS, PROT_READ |
+		    PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (slots == MAP_FAILED) {
+			slots = NULL;
+			return -1;
+		}
 	}
 	if (pipe2(p, O_CLOEXEC) == -1)
-		goto fail;
+		return -1;
 	a.rfd = p[0];
 	a.wfd = p[1];
 #ifdef SYS_close_range
@@ -150,33 +174,43 @@ watch_start(void)
 	if (w == -1) {
 		close(p[1]);
 		errno = e;
-		goto fail;
+		return -1;
 	}
 	watch_fd = p[1];
 	watch_pid = w;
 	return 0;
-fail:
-	munmap(slots, sizeof(pid_t) * WATCH_SLOTS);
-	slots = NULL;
-	return -1;
+}
+
+void
+watch_release(void)
+{
+	int i;
+
+	if (watch_fd == -1)
+		return;
+	for (i = 0; i < WATCH_SLOTS; i++)
+		if (__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) > 0)
+			return;
+	/* EOF with no group to kill: it exits. */
+	close(watch_fd);
+	watch_fd = -1;
+}
+
+void
+watch_resume(void)
+{
+	/* Only where one was started: an operator verb's hook has none. */
+	if (slots != NULL)
+		watch_start();
 }
 
 void
 watch_stop(void)
 {
-	int st;
-
-	if (watch_fd == -1)
-		return;
-	/* EOF with no group to kill: it exits, and is reaped here. */
 	watch_group(WATCH_RUN, 0);
 	watch_group(WATCH_HELPER, 0);
-	close(watch_fd);
-	watch_fd = -1;
-	while (waitpid(watch_pid, &st, __WALL) == -1 && errno == EINTR)
-		;
-	watch_pid = 0;
-	watch_waitable = 0;
+	watch_release();
+	watch_reap();
 }
 
 void
