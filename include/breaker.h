@@ -241,6 +241,8 @@ void breaker_default_limits(struct cb_limits *l);
 /* A fresh CLOSED circuit. name may be NULL.  0 / -1 on ENOMEM. */
 int breaker_init(struct cb_state *s, const char *name);
 void breaker_free(struct cb_state *s);
+/* The strings of one history event. */
+void event_free(struct cb_event *e);
 
 /* Without a reset time, a usage limit waits 5 minutes, doubling per
  * failed trial up to 5 hours (unless --cooldown says otherwise). */

@@ -159,7 +159,7 @@ breaker_init(struct cb_state *s, const char *name)
 	return 0;
 }
 
-static void
+void
 event_free(struct cb_event *e)
 {
 	free(e->reason);

@@ -49,4 +49,22 @@ int get_circuit(const struct cJSON *o, const char *key, const char *field,
  * named in err, else 0. */
 int no_duplicates(const struct cJSON *j, char *err, size_t errlen);
 
+/*
+ * A state's history read event by event as its text is parsed (state.c,
+ * jtree.c), so no event's tree outlives it.  history_event() reads one
+ * event (the history's i-th, i = l->n) into l: 0, or -1 with the error in
+ * err.  state_from_tree() is state_from_json() taking the history from l
+ * once l->taken, else from the tree; on success l is emptied.
+ */
+struct event_list {
+	struct cb_event *v;
+	size_t n, cap;
+	int taken;		/* the history array was read this way */
+};
+int history_event(struct event_list *l, const struct cJSON *j, char *err,
+    size_t errlen);
+void event_list_free(struct event_list *l);
+int state_from_tree(const struct cJSON *j, struct event_list *l,
+    struct cb_state *s, char *err, size_t errlen);
+
 #endif

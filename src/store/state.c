@@ -14,9 +14,15 @@
  *
  * The parse tree of one load is allocated from an arena and dropped whole:
  * a state with a full history is some 3 000 small cJSON blocks, and
- * freeing them one by one cost as much as parsing them.  Only the parse
- * itself runs with the arena's hooks; what the state keeps is copied out
- * with the ordinary allocator.
+ * freeing them one by one cost as much as parsing them.  The text is read
+ * by jtree.c, which builds the tree cJSON's reader would with half the
+ * instructions; what the state keeps is copied out with the ordinary
+ * allocator.  The history's events are read one at a time as the parse
+ * meets them, each event's tree built in a small scratch area that the
+ * next one reuses: a whole history's tree took a fresh page every 4 KiB,
+ * and those page faults were a third of the load.  On any error the text
+ * is read again as one tree, so the error named is the one the whole tree
+ * shows first.
  *
  * The lock is an flock on "FILE.lock", which an invocation holds from
  * before it loads the state until after its last save.  The kernel drops
@@ -50,6 +56,8 @@
 #include "store.h"
 #include "backend.h"
 #include "guard.h"
+#include "jsonfield.h"
+#include "jtree.h"
 
 
 struct chunk {
@@ -84,12 +92,6 @@ arena_alloc(size_t n)
 }
 
 static void
-arena_free(void *p)
-{
-	(void)p;	/* the whole arena goes at once */
-}
-
-static void
 arena_drop(void)
 {
 	struct chunk *c;
@@ -100,17 +102,65 @@ arena_drop(void)
 	}
 }
 
-/* buf (len bytes and a NUL) parsed into a tree that lives in the arena
- * until arena_drop(); *end as cJSON_ParseWithLengthOpts sets it. */
-static cJSON *
-parse_in_arena(const char *buf, size_t len, const char **end)
+/*
+ * One history event's tree at a time: built here, read into the state and
+ * dropped (scratch_reset), so a history of any length parses in the same
+ * few warm pages.  What does not fit goes to the arena.
+ */
+static max_align_t scratch[32768 / sizeof(max_align_t)];
+static size_t scratch_used;
+
+static void *
+scratch_alloc(size_t n)
 {
-	cJSON_Hooks hooks = { arena_alloc, arena_free };
+	const size_t align = sizeof(max_align_t);
+	void *p;
+
+	n = (n + align - 1) / align * align;
+	if (sizeof(scratch) - scratch_used < n)
+		return arena_alloc(n);
+	p = (char *)scratch + scratch_used;
+	scratch_used += n;
+	return p;
+}
+
+static void
+scratch_reset(void)
+{
+	scratch_used = 0;
+}
+
+static int
+take_event(void *arg, const cJSON *j)
+{
+	char why[256];
+
+	return history_event(arg, j, why, sizeof(why));
+}
+
+/*
+ * buf (len bytes and a NUL) parsed into a tree that lives in the arena
+ * until arena_drop(); *end where a syntax error was found.  With l, the
+ * events of the top object's "history" go into l as they are read.
+ */
+static cJSON *
+parse_in_arena(const char *buf, size_t len, struct event_list *l,
+    const char **end)
+{
+	struct jtree_each each;
 	cJSON *j;
 
-	cJSON_InitHooks(&hooks);
-	j = cJSON_ParseWithLengthOpts(buf, len + 1, end, 1);
-	cJSON_InitHooks(NULL);
+	if (l == NULL)
+		return jtree_parse(buf, len, arena_alloc, NULL, end);
+	memset(&each, 0, sizeof(each));
+	each.key = "history";
+	each.fn = take_event;
+	each.arg = l;
+	each.scratch = scratch_alloc;
+	each.reset = scratch_reset;
+	j = jtree_parse(buf, len, arena_alloc, &each, end);
+	scratch_reset();
+	l->taken = each.called;
 	return j;
 }
 
@@ -320,17 +370,29 @@ state_parse(const char *path, const char *buf, size_t len, const char *name,
     struct cb_state *s, char *err, size_t errlen)
 {
 	const char *end = NULL;
+	struct event_list l;
 	char why[256];
 	cJSON *j;
-	int rc;
+	int rc = -1;
 
-	if ((j = parse_in_arena(buf, len, &end)) == NULL) {
-		arena_drop();
-		syntax_error(path, buf, len, end, err, errlen);
-		return -1;
-	}
-	rc = state_from_json(j, s, why, sizeof(why));
+	/* The events as they are read, each tree dropped after its event. */
+	memset(&l, 0, sizeof(l));
+	if ((j = parse_in_arena(buf, len, &l, &end)) != NULL)
+		rc = state_from_tree(j, &l, s, why, sizeof(why));
+	event_list_free(&l);
 	arena_drop();
+	/* Anything wrong: read again as a whole, which names the first
+	 * problem in the order the whole tree shows them (a key given twice
+	 * anywhere comes before a bad field). */
+	if (rc < 0) {
+		if ((j = parse_in_arena(buf, len, NULL, &end)) == NULL) {
+			arena_drop();
+			syntax_error(path, buf, len, end, err, errlen);
+			return -1;
+		}
+		rc = state_from_json(j, s, why, sizeof(why));
+		arena_drop();
+	}
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: %s", path, why);
 		return rc;

@@ -101,13 +101,55 @@ event_from_json(const cJSON *j, size_t i, struct cb_event *e, char *err,
 	return -1;
 }
 
+int
+history_event(struct event_list *l, const cJSON *j, char *err,
+    size_t errlen)
+{
+	struct cb_event *e;
+	size_t cap;
+
+	if (no_duplicates(j, err, errlen) == -1)
+		return -1;
+	if (l->n == l->cap) {
+		cap = l->cap > 0 ? l->cap * 2 : 128;
+		if ((e = realloc(l->v, cap * sizeof(*e))) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		l->v = e;
+		l->cap = cap;
+	}
+	/* Counted before filling so event_list_free() sees its strings. */
+	e = &l->v[l->n++];
+	memset(e, 0, sizeof(*e));
+	e->from = e->to = e->progress = e->exit_code = -1;
+	return event_from_json(j, l->n - 1, e, err, errlen);
+}
+
+void
+event_list_free(struct event_list *l)
+{
+	while (l->n > 0)
+		event_free(&l->v[--l->n]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 static int
-load_history(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+load_history(const cJSON *j, struct cb_state *s, struct event_list *l,
+    char *err, size_t errlen)
 {
 	const cJSON *it;
 	struct cb_event *e;
 	int n;
 
+	/* Read already, event by event, as the text was parsed. */
+	if (l != NULL && l->taken) {
+		s->history = l->v;
+		s->n_history = l->n;
+		memset(l, 0, sizeof(*l));
+		return 0;
+	}
 	if (j == NULL || cJSON_IsNull(j))
 		return 0;
 	if (!cJSON_IsArray(j))
@@ -385,7 +427,8 @@ load_spend(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 }
 
 static int
-load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+load_fields(const cJSON *j, struct cb_state *s, struct event_list *l,
+    char *err, size_t errlen)
 {
 	const cJSON *v, *le, *et;
 	double d;
@@ -541,7 +584,7 @@ load_fields(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 	    load_skips(j, s, err, errlen) == -1 ||
 	    load_spend(member(j, "spend"), s, err, errlen) == -1)
 		return -1;
-	return load_history(member(j, "history"), s, err, errlen);
+	return load_history(member(j, "history"), s, l, err, errlen);
 }
 
 static int
@@ -580,17 +623,28 @@ no_duplicates(const cJSON *j, char *err, size_t errlen)
 		return 0;
 	if (n <= 16) {
 		const cJSON *d;
+		unsigned long long seen = 0, bit;
+		const unsigned char *k;
 
-		for (c = j->child; c != NULL; c = c->next)
-			for (d = c->next; d != NULL; d = d->next)
-				if (c->string != NULL && d->string != NULL &&
-				    c->string[0] == d->string[0] &&
-				    strcmp(c->string, d->string) == 0) {
-					snprintf(err, errlen, "corrupt state "
-					    "file: key '%.64s' given twice",
-					    d->string);
-					return -1;
-				}
+		/* A bit per key from its first two bytes: only a key whose
+		 * bit is taken is compared with those before it. */
+		for (c = j->child; c != NULL; c = c->next) {
+			if ((k = (const unsigned char *)c->string) == NULL)
+				continue;
+			bit = 1ULL << (((unsigned)k[0] << 8 | (k[0] != 0 ?
+			    k[1] : 0)) * 0x9E3779B1u >> 26);
+			if ((seen & bit) != 0)
+				for (d = j->child; d != c; d = d->next)
+					if (d->string != NULL &&
+					    d->string[0] == c->string[0] &&
+					    strcmp(d->string, c->string) == 0) {
+						snprintf(err, errlen, "corrupt "
+						    "state file: key '%.64s' "
+						    "given twice", c->string);
+						return -1;
+					}
+			seen |= bit;
+		}
 		return 0;
 	}
 	if ((names = malloc(n * sizeof(*names))) == NULL) {
@@ -613,10 +667,11 @@ no_duplicates(const cJSON *j, char *err, size_t errlen)
 
 /*
  * On failure *s is freed again, so a caller has nothing to clean up unless
- * this returned 0.
+ * this returned 0.  l: the history read already (history_event), or NULL.
  */
 int
-state_from_json(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+state_from_tree(const cJSON *j, struct event_list *l, struct cb_state *s,
+    char *err, size_t errlen)
 {
 	int rc;
 
@@ -626,9 +681,15 @@ state_from_json(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if ((rc = load_fields(j, s, err, errlen)) < 0) {
+	if ((rc = load_fields(j, s, l, err, errlen)) < 0) {
 		breaker_free(s);
 		return rc;
 	}
 	return 0;
+}
+
+int
+state_from_json(const cJSON *j, struct cb_state *s, char *err, size_t errlen)
+{
+	return state_from_tree(j, NULL, s, err, errlen);
 }
