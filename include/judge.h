@@ -317,6 +317,9 @@ struct classification {
 int classify(const struct rule *rules, size_t n_rules,
     const struct run_facts *f, struct classification *out);
 void classification_free(struct classification *c);
+/* Every built-in pattern compiled now (classify compiles each when it is
+ * first needed): 0, or -1 if one does not compile. */
+int classify_compile_all(void);
 
 /*
  * The type of one message by the given rows (an adapter's own), then the

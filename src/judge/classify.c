@@ -207,10 +207,47 @@ static const char own_failure[] =
 	"^error(\\[E[0-9]+\\])?: |^[^ :]+:[0-9]+:[0-9]+: (fatal )?error:|"
 	"^[[:space:]]*--> [^ ]+:[0-9]+:[0-9]+$";
 
+/*
+ * The built-in patterns are compiled when a line is first matched against
+ * them (row_re, marks_init): regcomp of the whole table was some 12
+ * million instructions, 2 ms of every failed run.  A run that failed in
+ * silence (a timeout with no output) compiles none, one that matched an
+ * early row only those before it.  classify_compile_all() compiles all of
+ * them, for the tests.
+ */
 static regex_t builtin_re[NELEM(builtins)][P_N];
+static signed char builtin_ok[NELEM(builtins)][P_N];	/* 1 compiled, -1 not */
 static regex_t mark_re[NELEM(marks)];
 static regex_t own_failure_re;
-static int builtin_ready;
+static int marks_ready;
+
+/* Pattern p of row i, compiled now if need be; NULL if it does not
+ * compile (then it matches nothing). */
+static const regex_t *
+row_re(size_t i, int p)
+{
+	int flags = REG_EXTENDED | REG_NEWLINE;
+
+	if (builtin_ok[i][p] == 0) {
+		if (p == P_ERR || p == P_OUT || p == P_WEAK)
+			flags |= REG_ICASE;
+		builtin_ok[i][p] = regcomp(&builtin_re[i][p],
+		    builtins[i].re[p], flags) == 0 ? 1 : -1;
+	}
+	return builtin_ok[i][p] == 1 ? &builtin_re[i][p] : NULL;
+}
+
+/* t's first line matching pattern p of row i (lines of skip passed
+ * over, of need only), or -1; nothing is compiled for an empty text. */
+static long
+row_first_in(size_t i, int p, const struct text *t, int skip, int need)
+{
+	const regex_t *re;
+
+	if (t->n == 0 || (re = row_re(i, p)) == NULL)
+		return -1;
+	return re_first_in(re, t, skip, need);
+}
 
 static long
 earlier(long a, long b)
@@ -253,67 +290,72 @@ row_first(size_t i, enum side side, const struct text *t,
 		return -1;
 	for (p = lo; p <= lo + 1; p++)
 		if (b->re[p] != NULL)
-			line = earlier(line, re_first_in(&builtin_re[i][p], t,
-			    skip, need));
+			line = earlier(line, row_first_in(i, p, t, skip, need));
 	for (k = 0; side == SIDE_ERR && k < NELEM(b->status) &&
 	    b->status[k] != NULL; k++)
 		line = earlier(line, status_first(b->status[k], t, skip, need));
 	return line;
 }
 
+/* The line marks and own_failure, all at once: every text with a line
+ * is marked.  0, or -1 when one does not compile. */
 static int
-builtins_init(void)
+marks_init(void)
 {
-	static unsigned char done[NELEM(builtins)][P_N];
-	size_t i, n_marks = 0;
-	int p, flags, own = 0;
+	size_t n = 0;
 
-	if (builtin_ready)
+	if (marks_ready)
 		return 0;
-	for (i = 0; i < NELEM(builtins); i++)
-		for (p = 0; p < P_N; p++) {
-			if (builtins[i].re[p] == NULL)
-				continue;
-			flags = REG_EXTENDED | REG_NEWLINE;
-			if (p == P_ERR || p == P_OUT || p == P_WEAK)
-				flags |= REG_ICASE;
-			if (regcomp(&builtin_re[i][p], builtins[i].re[p],
-			    flags) != 0)
-				goto fail;
-			done[i][p] = 1;
-		}
-	for (; n_marks < NELEM(marks); n_marks++)
-		if (regcomp(&mark_re[n_marks], marks[n_marks].re, REG_EXTENDED |
-		    REG_NEWLINE | (marks[n_marks].icase ? REG_ICASE : 0)) != 0)
+	for (; n < NELEM(marks); n++)
+		if (regcomp(&mark_re[n], marks[n].re, REG_EXTENDED |
+		    REG_NEWLINE | (marks[n].icase ? REG_ICASE : 0)) != 0)
 			goto fail;
 	if (regcomp(&own_failure_re, own_failure, REG_EXTENDED |
 	    REG_NEWLINE) != 0)
 		goto fail;
-	own = 1;
-	builtin_ready = 1;
+	marks_ready = 1;
 	return 0;
 fail:
-	for (i = 0; i < NELEM(builtins); i++)
-		for (p = 0; p < P_N; p++)
-			if (done[i][p]) {
-				regfree(&builtin_re[i][p]);
-				done[i][p] = 0;
-			}
-	while (n_marks > 0)
-		regfree(&mark_re[--n_marks]);
-	if (own)
-		regfree(&own_failure_re);
+	while (n > 0)
+		regfree(&mark_re[--n]);
 	return -1;
 }
 
-/* Mark t's lines (L_*). */
-static void
+int
+classify_compile_all(void)
+{
+	size_t i;
+	int p;
+
+	for (i = 0; i < NELEM(builtins); i++)
+		for (p = 0; p < P_N; p++)
+			if (builtins[i].re[p] != NULL && row_re(i, p) == NULL)
+				return -1;
+	return marks_init();
+}
+
+/* Mark t's lines (L_*); 0, or -1 when the marks do not compile. */
+static int
 mark_lines(struct text *t)
 {
 	size_t i;
 
+	if (t->n == 0)
+		return 0;
+	if (marks_init() == -1)
+		return -1;
 	for (i = 0; i < NELEM(marks); i++)
 		re_mark(&mark_re[i], t, marks[i].flag);
+	return 0;
+}
+
+/* The first line of t where the program shows its own failure, or -1. */
+static long
+own_failure_line(const struct text *t)
+{
+	if (t->n == 0 || marks_init() == -1)
+		return -1;
+	return re_first(&own_failure_re, t);
 }
 
 int
@@ -494,7 +536,7 @@ match_rows(const struct agent_verdict *a, const struct text *t,
 		if (strcmp(builtins[i].type, "test_failure") == 0)
 			line = earlier(line, flagged(t, L_FAIL));
 		if (line < 0 && side == SIDE_ERR && builtins[i].re[P_WEAK] &&
-		    re_first_in(&builtin_re[i][P_WEAK], t, L_NOISE, 0) >= 0)
+		    row_first_in(i, P_WEAK, t, L_NOISE, 0) >= 0)
 			m->weak = 1;
 		else if (line < 0 && (side == SIDE_OUT ||
 		    exit_code != builtins[i].exit_code || exit_code < 0))
@@ -514,7 +556,10 @@ text_marked(struct text *t, const char *p, size_t n)
 {
 	if (text_init(t, p, n) == -1)
 		return -1;
-	mark_lines(t);
+	if (mark_lines(t) == -1) {
+		text_free(t);
+		return -1;
+	}
 	return 0;
 }
 
@@ -559,7 +604,7 @@ message_type(const struct rule *rules, size_t n_rules, const char *msg,
 
 	static const struct scope sc = { 0, 0 };
 
-	if (builtins_init() == -1 || text_marked(&t, msg, strlen(msg)) == -1)
+	if (text_marked(&t, msg, strlen(msg)) == -1)
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.rules = rules;
@@ -643,11 +688,8 @@ classify(const struct rule *rules, size_t n_rules,
 	}
 	if (ok)
 		goto success;
-	/* Compiled when first needed: a run that succeeded pays nothing for
-	 * the table. */
-	if (builtins_init() == -1)
+	if (mark_lines(&err) == -1)
 		goto fail;
-	mark_lines(&err);
 	if (a != NULL && a->structured) {
 		/* A structured stream carries tool results, file contents and
 		 * answers: only the client's own lines are its words. */
@@ -655,15 +697,15 @@ classify(const struct rule *rules, size_t n_rules,
 		if (text_marked(&so, a->own, a->own_len) == -1)
 			goto fail;
 		have_out = 1;
-	} else if (have_out)
-		mark_lines(&so);
+	} else if (have_out && mark_lines(&so) == -1)
+		goto fail;
 	sc.tests = text_has(&err, L_TEST) || (have_out && text_has(&so, L_TEST));
 	/* Where a command shows its own failure (a test run, a traceback,
 	 * a compiler's error), a provider's words need a provider's shape;
 	 * a known agent's stderr and own lines are its own words. */
 	sc.need_provider = a == NULL && (sc.tests ||
-	    re_first(&own_failure_re, &err) >= 0 ||
-	    (have_out && re_first(&own_failure_re, &so) >= 0));
+	    own_failure_line(&err) >= 0 ||
+	    (have_out && own_failure_line(&so) >= 0));
 	if (f->signo != 0)
 		snprintf(fallback, sizeof(fallback), "killed by signal %s",
 		    sig_abbrev(f->signo, sigbuf, sizeof(sigbuf)));

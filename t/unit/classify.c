@@ -678,6 +678,9 @@ test_normalize(void)
 int
 main(void)
 {
+	/* classify() compiles a pattern when it is first needed: a typo in
+	 * one would only show on the run that reaches it. */
+	ok(classify_compile_all() == 0, "every built-in pattern compiles");
 	test_digest();
 	test_names();
 	test_rules();
