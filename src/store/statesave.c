@@ -87,6 +87,9 @@ write_all(int fd, const char *p, size_t n)
  * Remove ".BASE.tmp.XXXXXX" files a writer killed mid-save left behind.
  * Every caller holds the circuit's lock, so no live writer owns one; once
  * per process is enough, a loop of runs need not read the directory again.
+ * The directory is read without touching its access time (O_NOATIME, ours
+ * to ask for): under relatime the read would dirty its inode, and the
+ * fsync of the new state file would write that inode once more.
  */
 static void
 remove_stale_temps(const char *dir, const char *base)
@@ -96,13 +99,23 @@ remove_stale_temps(const char *dir, const char *base)
 	size_t plen;
 	struct dirent *d;
 	DIR *dp;
+	int fd;
 
 	if (done)
 		return;
 	done = 1;
 	plen = (size_t)snprintf(prefix, sizeof(prefix), ".%s.tmp.", base);
-	if (plen >= sizeof(prefix) || (dp = opendir(dir)) == NULL)
+	if (plen >= sizeof(prefix))
 		return;
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOATIME)) ==
+	    -1 && errno == EPERM)
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1)
+		return;
+	if ((dp = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
 	while ((d = readdir(dp)) != NULL)
 		if (strncmp(d->d_name, prefix, plen) == 0 &&
 		    strlen(d->d_name) == plen + 6)
