@@ -33,9 +33,9 @@ int spawn_leftovers(pid_t pgid);
 void spawn_kill_leftovers(pid_t pgid, int sig);
 
 /*
- * The watchdog (watchdog.c): started before spawn_init makes cbexec a
- * subreaper, and again before a spawn once let go (watch_resume; neither
- * does anything while one runs); told the group of the run (slot WATCH_RUN) and
+ * The watchdog (watchdog.c): wanted from sup_init on (watch_want), made
+ * when first needed and again once let go (watch_resume, nothing while
+ * one runs); told the group of the run (slot WATCH_RUN) and
  * of a helper (WATCH_HELPER), 0 when it is gone, it kills them if cbexec
  * dies.
  */
@@ -43,7 +43,8 @@ enum { WATCH_RUN, WATCH_HELPER, WATCH_SLOTS };
 int watch_start(void);
 void watch_group(int slot, pid_t pgid);
 void watch_release(void);	/* no group to guard: it may exit now */
-void watch_resume(void);	/* one let go: a new one */
+void watch_want(void);		/* runs are guarded from now on */
+void watch_resume(void);	/* one wanted and none running: a new one */
 void watch_stop(void);		/* at the end: it exits, reaped */
 extern pid_t watch_pid;		/* 0: none */
 /* 1 when waitid() reports the watchdog (it was forked, not cloned). */

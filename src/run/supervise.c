@@ -822,9 +822,10 @@ sup_init(void)
 	sigs[n++] = SIGPIPE;
 	sigs[n++] = SIGCHLD;
 	sigs[n++] = SIGTTOU;
-	/* Without it cbexec still runs; only a kill -9 of cbexec would
-	 * leave more behind. */
-	watch_start();
+	/* Made when the first run or helper is spawned.  Should that fail,
+	 * cbexec still runs; only a kill -9 of cbexec would leave more
+	 * behind. */
+	watch_want();
 	if (spawn_init(sigs, n) == -1)
 		return -1;
 	if ((sup_loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {
@@ -894,8 +895,6 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	/* Give the command the terminal only when we hold it ourselves. */
 	r.fg_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
-	/* Let go before the last save of a run before this one. */
-	watch_resume();
 	r.start = mono_now();
 	if (spawn_child(cfg->argv, cfg->envp, r.fg_tty, op[1], ep[1], &r.pid,
 	    &res->exec_errno) == -1)
@@ -905,15 +904,17 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	if (ep[1] != -1)
 		close(ep[1]);
 	op[1] = ep[1] = -1;
-	watch_group(WATCH_RUN, r.pid);
 	if (res->exec_errno != 0) {
-		watch_group(WATCH_RUN, 0);
 		for (i = 0; i < 2; i++)
 			relay_free(&r.s[i]);
 		res->duration = mono_now() - r.start;
 		return 0;
 	}
 
+	/* Made now, while the command's loader maps it, not before the
+	 * spawn: the clone costs cbexec the time it would wait anyway. */
+	watch_resume();
+	watch_group(WATCH_RUN, r.pid);
 	cur = &r;
 	/* The loop's clock may be stale after time spent outside it
 	 * (progress probes, state writes): timers are relative to it. */

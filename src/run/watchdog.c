@@ -3,8 +3,8 @@
  * What survives a kill -9 of cbexec.  The command itself dies with it
  * (PR_SET_PDEATHSIG in spawn.c), but what the command started does not:
  * its processes are reparented to init, and cbexec, no longer there, can
- * neither see nor kill them.  So cbexec starts, before anything else, a
- * small watchdog: a process of its own session (no terminal signal
+ * neither see nor kill them.  So cbexec keeps, while anything of a run
+ * or a helper may be alive, a small watchdog: a process of its own session (no terminal signal
  * reaches it) with every signal blocked, that holds the read end of a
  * pipe whose only writer is cbexec.  cbexec writes the process group of
  * each run (and of each helper) into a shared page as it starts and ends,
@@ -28,10 +28,15 @@
  * It is a child of cbexec that the run's "no child left" check passes
  * over (spawn.c), and that cbexec reaps on its way out (watch_stop), so
  * no zombie is left for an init that does not reap (a container's).
- * Before the last save of an invocation, when no group is left to guard,
- * it is let go (watch_release): it exits while the state is written, and
- * the reap at the end finds it gone instead of waiting for it to be
- * scheduled.  Anything spawned after that starts a new one first.
+ * It is made when first needed: right after the run's command is spawned,
+ * while that command's loader maps it (some hundreds of microseconds
+ * before its program could fork anything), so the clone costs cbexec time
+ * it would spend waiting, and before a helper (git, --progress-cmd, the
+ * hook) is forked.  Before the last save of an invocation, when no group
+ * is left to guard, it is let go (watch_release): it exits while the
+ * state is written, and the reap at the end finds it gone instead of
+ * waiting for it to be scheduled.  Anything spawned after that starts a
+ * new one.
  * Cloned, it sends no signal when it exits, which makes it a "clone
  * child" that wait(2) without __WALL never reports: libev's SIGCHLD
  * handler never reaps it, and a waitid() that finds no other child means
@@ -59,6 +64,7 @@
 #define STACK_SIZE (16 * 1024)
 
 static int watch_fd = -1;
+static int wanted;		/* watch_want(): runs are guarded */
 pid_t watch_pid;
 int watch_waitable;
 /* The groups to kill, in a page shared with the watchdog however it was
@@ -197,10 +203,16 @@ watch_release(void)
 }
 
 void
+watch_want(void)
+{
+	wanted = 1;
+}
+
+void
 watch_resume(void)
 {
-	/* Only where one was started: an operator verb's hook has none. */
-	if (slots != NULL)
+	/* Only where one is wanted: an operator verb's hook has none. */
+	if (wanted)
 		watch_start();
 }
 
