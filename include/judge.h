@@ -318,7 +318,8 @@ int classify(const struct rule *rules, size_t n_rules,
     const struct run_facts *f, struct classification *out);
 void classification_free(struct classification *c);
 /* Every built-in pattern compiled now (classify compiles each when it is
- * first needed): 0, or -1 if one does not compile. */
+ * first needed): 0, or -1 if one does not compile or a line mark matches
+ * an empty line (classify skips an empty text). */
 int classify_compile_all(void);
 
 /*

@@ -237,6 +237,14 @@ row_re(size_t i, int p)
 	return builtin_ok[i][p] == 1 ? &builtin_re[i][p] : NULL;
 }
 
+/* No word at all: no pattern can match it (the rows pass over blank
+ * lines, and classify_compile_all() checks that no mark matches one). */
+static int
+text_empty(const struct text *t)
+{
+	return t->n == 0 || t->clean == NULL || t->clean[0] == '\0';
+}
+
 /* t's first line matching pattern p of row i (lines of skip passed
  * over, of need only), or -1; nothing is compiled for an empty text. */
 static long
@@ -244,7 +252,7 @@ row_first_in(size_t i, int p, const struct text *t, int skip, int need)
 {
 	const regex_t *re;
 
-	if (t->n == 0 || (re = row_re(i, p)) == NULL)
+	if (text_empty(t) || (re = row_re(i, p)) == NULL)
 		return -1;
 	return re_first_in(re, t, skip, need);
 }
@@ -324,6 +332,7 @@ fail:
 int
 classify_compile_all(void)
 {
+	regmatch_t m;
 	size_t i;
 	int p;
 
@@ -331,7 +340,14 @@ classify_compile_all(void)
 		for (p = 0; p < P_N; p++)
 			if (builtins[i].re[p] != NULL && row_re(i, p) == NULL)
 				return -1;
-	return marks_init();
+	if (marks_init() == -1)
+		return -1;
+	/* An empty text is never marked (text_empty): no mark may match
+	 * an empty line. */
+	for (i = 0; i < NELEM(marks); i++)
+		if (regexec(&mark_re[i], "", 1, &m, 0) == 0)
+			return -1;
+	return 0;
 }
 
 /* Mark t's lines (L_*); 0, or -1 when the marks do not compile. */
@@ -340,7 +356,7 @@ mark_lines(struct text *t)
 {
 	size_t i;
 
-	if (t->n == 0)
+	if (text_empty(t))
 		return 0;
 	if (marks_init() == -1)
 		return -1;
@@ -353,7 +369,7 @@ mark_lines(struct text *t)
 static long
 own_failure_line(const struct text *t)
 {
-	if (t->n == 0 || marks_init() == -1)
+	if (text_empty(t) || marks_init() == -1)
 		return -1;
 	return re_first(&own_failure_re, t);
 }
