@@ -78,7 +78,8 @@ child_spawn(char *const argv[], char *const envp[], enum child_err err,
 	pid_t pid, parent = getpid();
 	int p[2], e;
 
-	/* Let go after the last run: the hook still runs under one. */
+	/* The helper runs under a watchdog: made now if none runs (none
+	 * yet, or let go after the last run). */
 	watch_resume();
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;

@@ -4,13 +4,13 @@
  * (PR_SET_PDEATHSIG in spawn.c), but what the command started does not:
  * its processes are reparented to init, and cbexec, no longer there, can
  * neither see nor kill them.  So cbexec keeps, while anything of a run
- * or a helper may be alive, a small watchdog: a process of its own session (no terminal signal
- * reaches it) with every signal blocked, that holds the read end of a
- * pipe whose only writer is cbexec.  cbexec writes the process group of
- * each run (and of each helper) into a shared page as it starts and ends,
- * without waking the watchdog; when the pipe reaches EOF -- cbexec is
- * gone, however it went -- the watchdog sends SIGKILL to the groups the
- * page names and exits.
+ * or a helper may be alive, a small watchdog: a process of its own
+ * session (no terminal signal reaches it) with every signal blocked, that
+ * holds the read end of a pipe whose only writer is cbexec.  cbexec
+ * writes the process group of each run (and of each helper) into a shared
+ * page as it starts and ends, without waking the watchdog; when the pipe
+ * reaches EOF -- cbexec is gone, however it went -- the watchdog sends
+ * SIGKILL to the groups the page names and exits.
  *
  * The watchdog is made with clone(CLONE_VM): it shares cbexec's memory
  * instead of copying it, so starting it costs about what a thread costs,
