@@ -76,6 +76,8 @@ char *utf8_sanitize(const char *p, size_t n);
 size_t utf8_seq(const unsigned char *s, size_t n, int *valid);
 /* The first byte of p[0..n) that does not start a valid sequence, or NULL. */
 const char *utf8_invalid(const char *p, size_t n);
+/* Code point c (at most U+10FFFF) as UTF-8 at o: its length, 1 to 4. */
+size_t utf8_put(char *o, unsigned long c);
 /*
  * An opaque id a run reported (a session id) that may be handed to the
  * next run (utf8.c): 1 when s is 1 to OPAQUE_ID_MAX bytes of
@@ -129,6 +131,9 @@ void text_put(FILE *f, const char *s);
 char *text_escaped(const char *s);
 /* The value of hex digit c (either case); -1 when c is none (quote.c). */
 int hex_value(int c);
+/* The four hex digits at p (a JSON \u escape's) as a number; -1 when one
+ * is none (quote.c). */
+long hex4(const char *p);
 /*
  * Files cbexec opens (file.c).  file_open: open(2) with O_CLOEXEC and
  * O_NONBLOCK, without following a final symbolic link unless follow,

@@ -219,26 +219,6 @@ key_done(struct jstream *j)
 	j->state = S_COLON;
 }
 
-static void
-put_utf8(unsigned c, char *o, size_t *n)
-{
-	if (c < 0x80)
-		o[(*n)++] = (char)c;
-	else if (c < 0x800) {
-		o[(*n)++] = (char)(0xc0 | c >> 6);
-		o[(*n)++] = (char)(0x80 | (c & 0x3f));
-	} else if (c < 0x10000) {
-		o[(*n)++] = (char)(0xe0 | c >> 12);
-		o[(*n)++] = (char)(0x80 | (c >> 6 & 0x3f));
-		o[(*n)++] = (char)(0x80 | (c & 0x3f));
-	} else {
-		o[(*n)++] = (char)(0xf0 | c >> 18);
-		o[(*n)++] = (char)(0x80 | (c >> 12 & 0x3f));
-		o[(*n)++] = (char)(0x80 | (c >> 6 & 0x3f));
-		o[(*n)++] = (char)(0x80 | (c & 0x3f));
-	}
-}
-
 /* Hand the wanted string's bytes gathered so far to the reader. */
 static void
 flush(struct jstream *j)
@@ -322,12 +302,12 @@ escape(struct jstream *j, char c)
 		return 0;
 	}
 	if (j->u >= 0xdc00 && j->u < 0xe000 && j->hi != 0)
-		put_utf8(0x10000 + ((j->hi - 0xd800) << 10) +
-		    (j->u - 0xdc00), o, &n);
+		n += utf8_put(o + n, 0x10000 + ((j->hi - 0xd800) << 10) +
+		    (j->u - 0xdc00));
 	else
 		/* a lone surrogate is no character: U+FFFD */
-		put_utf8(j->u >= 0xd800 && j->u < 0xe000 ? 0xfffd : j->u,
-		    o, &n);
+		n += utf8_put(o + n, j->u >= 0xd800 && j->u < 0xe000 ?
+		    0xfffd : j->u);
 	j->hi = 0;
 	emit(j, o, n);
 	return 0;

@@ -92,3 +92,17 @@ hex_value(int c)
 		return (c | 0x20) - 'a' + 10;
 	return -1;
 }
+
+long
+hex4(const char *p)
+{
+	long v = 0;
+	int i, h;
+
+	for (i = 0; i < 4; i++) {
+		if ((h = hex_value((unsigned char)p[i])) < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}

@@ -123,3 +123,28 @@ opaque_id(const char *s)
 			return 0;
 	return 1;
 }
+
+size_t
+utf8_put(char *o, unsigned long c)
+{
+	if (c < 0x80) {
+		o[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		o[0] = (char)(0xc0 | c >> 6);
+		o[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		o[0] = (char)(0xe0 | c >> 12);
+		o[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		o[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | c >> 18);
+	o[1] = (char)(0x80 | (c >> 12 & 0x3f));
+	o[2] = (char)(0x80 | (c >> 6 & 0x3f));
+	o[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}

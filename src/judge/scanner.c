@@ -81,45 +81,6 @@ is_marker(const char *p, size_t n)
 	return 0;
 }
 
-static long
-hex4(const char *p)
-{
-	long v = 0;
-	int i, h;
-
-	for (i = 0; i < 4; i++) {
-		if ((h = hex_value(p[i])) < 0)
-			return -1;
-		v = v * 16 + h;
-	}
-	return v;
-}
-
-static size_t
-put_utf8(char *o, long c)
-{
-	if (c < 0x80) {
-		o[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		o[0] = (char)(0xc0 | c >> 6);
-		o[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c < 0x10000) {
-		o[0] = (char)(0xe0 | c >> 12);
-		o[1] = (char)(0x80 | (c >> 6 & 0x3f));
-		o[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | c >> 18);
-	o[1] = (char)(0x80 | (c >> 12 & 0x3f));
-	o[2] = (char)(0x80 | (c >> 6 & 0x3f));
-	o[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
-}
-
 /* In place: every escape is at least as long as what it stands for. */
 size_t
 json_unescape(char *b, size_t n)
@@ -150,7 +111,7 @@ json_unescape(char *b, size_t n)
 					    (lo - 0xdc00);
 					i += 6;
 				}
-				o += put_utf8(b + o, c);
+				o += utf8_put(b + o, (unsigned long)c);
 				break;
 			}
 			/* FALLTHROUGH */

@@ -31,6 +31,7 @@
 
 #include <cJSON.h>
 
+#include "core.h"
 #include "jtree.h"
 
 #define NEST_MAX	1000	/* cJSON's CJSON_NESTING_LIMIT */
@@ -67,23 +68,11 @@ node(struct jp *j)
 
 /* Four hex digits; 0 when any is not one (cJSON's parse_hex4). */
 static unsigned
-hex4(const unsigned char *s)
+hex4_or_0(const unsigned char *s)
 {
-	unsigned h = 0, d;
-	int i;
+	long h = hex4((const char *)s);
 
-	for (i = 0; i < 4; i++) {
-		if (s[i] >= '0' && s[i] <= '9')
-			d = s[i] - '0';
-		else if (s[i] >= 'A' && s[i] <= 'F')
-			d = 10 + s[i] - 'A';
-		else if (s[i] >= 'a' && s[i] <= 'f')
-			d = 10 + s[i] - 'a';
-		else
-			return 0;
-		h = h << 4 | d;
-	}
-	return h;
+	return h < 0 ? 0 : (unsigned)h;
 }
 
 /*
@@ -96,18 +85,17 @@ u_escape(const unsigned char *in, const unsigned char *close,
 {
 	unsigned long cp;
 	unsigned first, second;
-	int len = 6, n, i;
-	unsigned char *o = *out, mark;
+	int len = 6;
 
 	if (close - in < 6)
 		return 0;
-	first = hex4(in + 2);
+	first = hex4_or_0(in + 2);
 	if (first >= 0xDC00 && first <= 0xDFFF)
 		return 0;
 	if (first >= 0xD800 && first <= 0xDBFF) {
 		if (close - (in + 6) < 6 || in[6] != '\\' || in[7] != 'u')
 			return 0;
-		second = hex4(in + 8);
+		second = hex4_or_0(in + 8);
 		if (second < 0xDC00 || second > 0xDFFF)
 			return 0;
 		cp = 0x10000 + (((unsigned long)(first & 0x3FF) << 10) |
@@ -115,19 +103,7 @@ u_escape(const unsigned char *in, const unsigned char *close,
 		len = 12;
 	} else
 		cp = first;
-	if (cp < 0x80) {
-		*o++ = (unsigned char)cp;
-		*out = o;
-		return len;
-	}
-	n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-	mark = n == 2 ? 0xC0 : n == 3 ? 0xE0 : 0xF0;
-	for (i = n - 1; i > 0; i--) {
-		o[i] = (unsigned char)((cp & 0x3F) | 0x80);
-		cp >>= 6;
-	}
-	o[0] = (unsigned char)(cp | mark);
-	*out = o + n;
+	*out += utf8_put((char *)*out, cp);
 	return len;
 }
 
