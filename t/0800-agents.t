@@ -112,13 +112,16 @@ is "$?" 120 "usage limit: 120"
 is "$(st lim state)" OPEN "usage limit: OPEN"
 retry=$(date -u -d "@$RESET" +%Y-%m-%dT%H:%M:%S.000Z)
 is "$(st lim retry_at)" "$retry" "retry_at is the reset time, ISO-8601"
-is "$(st lim open_reason)" "usage limit until $(date -u -d "@$(( (RESET + 59) / 60 * 60 ))" +%H:%M) UTC" \
-    "reason: usage limit until HH:MM UTC"
+at=$(( (RESET + 59) / 60 * 60 ))
+day=
+[ "$(date -u -d "@$at" +%F)" = "$(date -u +%F)" ] || day="$(LC_ALL=C date -u -d "@$at" +%a) "
+is "$(st lim open_reason)" "usage limit until $day$(date -u -d "@$at" +%H:%M) UTC" \
+    "reason: usage limit until HH:MM UTC (its weekday when not today)"
 like "$(cat err)" 'RETRY_AT: .*\(in [0-9hms]+\)' "the OPEN block says when"
 RESET=$RESET cb --agent claude --name lim -- limited >/dev/null 2>err
 is "$?" 120 "before the reset time: refused, 120"
 is "$(wc -l <err | tr -d ' ')" 1 "...in one line"
-like "$(cat err)" 'circuit is OPEN: usage limit until [0-9:]+ UTC \(retry in [0-9hms]+\); not running' \
+like "$(cat err)" 'circuit is OPEN: usage limit until ([A-Z][a-z]{2} )?[0-9:]+ UTC \(retry in [0-9hms]+\); not running' \
     "...saying when it retries"
 RESET=$RESET cb -q --agent claude --name lim -- limited >/dev/null 2>err
 is "$?/$(cat err)" "120/" "...silent under -q"
@@ -164,7 +167,7 @@ is "$(st cx state)/$(st cx last_error.type)" OPEN/usage_limit \
     "Codex's usage limit opens the circuit"
 at=$(sed -n 's/.*try again at \([0-9:]* [AP]M\)\..*/\1/p' "$X/usage_limit-json.stdout" |
     head -1)
-like "$(st cx open_reason)" "^usage limit until $(date -u -d "$at" +%H:%M) UTC" \
+like "$(st cx open_reason)" "^usage limit until ([A-Z][a-z]{2} )?$(date -u -d "$at" +%H:%M) UTC" \
     "...until 'try again at $at.' in local time"
 
 # A rate limit's retry-after lengthens the pause of a loop.

@@ -13,6 +13,7 @@
 
 cb() { "$CBEXEC" --no-prompt --progress exit "$@"; }
 st() { jget "$CBEXEC_STATE_DIR/$1.json" "$2"; }
+val() { sed -n "s/^$2{[^}]*} //p" "$1"; }
 
 # --- a per-run cap crossed mid-run --------------------------------------
 t0=$(ms)
@@ -53,9 +54,17 @@ is "$(st cost last_error.type)/$(st cost iteration)" max_cost/1 \
 # (under valgrind a run takes a second or more: a longer window)
 S=2; [ -n "$UNDER_VALGRIND" ] && S=10
 w() { N=1 COST=0.6 cb --name win --max-cost 1/${S}s "$@" -- claude -p x >/dev/null 2>&1; }
-w; r1=$?
-w; r2=$?
-is "$r1/$r2" 0/0 "under the window cap: runs go ahead"
+rm -f win.prom
+w --metrics win.prom; r1=$?
+is "$r1/$(val win.prom cbexec_state)" 0/0 "under the window cap: the run goes ahead"
+N=1 COST=0.6 cb --name win --max-cost 1/${S}s --metrics win.prom -- claude -p x >/dev/null 2>err
+r2=$?
+is "$r2" 120 "the run that takes the window to its cap opens the circuit itself: 120"
+is "$(st win state)/$(st win iteration)" OPEN/2 "...OPEN after that run, which was recorded"
+like "$(st win open_reason)" "^spend cap: 1\\.2 of 1 USD in ${S}s until " "...saying why"
+like "$(cat err)" "circuit CLOSED -> OPEN: spend cap: 1\\.2 of 1 USD" "...and the run's own log says so"
+like "$(cat err)" "RETRY_AT: " "...with the OPEN block and its retry time"
+is "$(val win.prom cbexec_state)" 2 "...and the metrics it wrote say OPEN"
 w 2>err; rc=$?
 is "$rc" 120 "over the window cap: refused with 120"
 like "$(st win retry_at)" '^20[0-9-]+T' "retry_at is set"
@@ -71,13 +80,32 @@ is "$(st win state)" CLOSED "the trial closed the circuit"
 ok $? "the ledger stays bounded"
 
 "$CBEXEC" --reset-circuit --name win --reason "raised the budget" >/dev/null 2>&1
-w; w; r1=$?
-is "$r1/$(st win spend.cost_usd)" 0/3 "--reset-circuit empties the windows; the totals stay"
+w; r1=$?; w; r2=$?
+is "$r1/$r2/$(st win spend.cost_usd)" 0/120/3 "--reset-circuit empties the windows; the totals stay"
 
 t() { N=1 cb --name twin --max-tokens 1500/1h -- claude -p x >/dev/null 2>&1; }
 t; r1=$?; t; r2=$?; t; r3=$?
-is "$r1/$r2/$r3" 0/0/120 "--max-tokens N/1h: the third run is refused"
-like "$(st twin open_reason)" '^spend cap: 2020 of 1500 tokens in 1h until ' "the tokens window's reason"
+is "$r1/$r2/$r3" 0/120/120 "--max-tokens N/1h: the second run crosses it (120), the third is refused"
+is "$(st twin iteration)" 2 "...and was not started"
+like "$(st twin open_reason)" '^spend cap: 2020 of 1500 tokens in 1h until [0-9]{2}:[0-9]{2} UTC$|^spend cap: 2020 of 1500 tokens in 1h until [A-Z][a-z]{2} [0-9]{2}:[0-9]{2} UTC$' \
+    "the tokens window's reason (its day named when not today)"
+
+# A window that frees up almost a day later: the reason names the day when
+# that is not today (UTC), wherever the reason is printed.
+N=1 COST=2 cb --name day --max-cost 1/23h -- claude -p x >/dev/null 2>err
+rc=$? at=$(( $(date +%s) + 23 * 3600 ))
+day=
+[ "$(date -u -d "@$at" +%F)" = "$(date -u +%F)" ] ||
+    day="$(LC_ALL=C date -u -d "@$at" +%a) "
+is "$rc" 120 "a run over a 23h window's cap: 120"
+like "$(st day open_reason)" "^spend cap: 2 of 1 USD in 23h until $day[0-9]{2}:[0-9]{2} UTC\$" \
+    "the reason: until ${day}HH:MM UTC"
+like "$(cat err)" "OPEN: spend cap: 2 of 1 USD in 23h until $day[0-9]{2}:[0-9]{2} UTC" "...in the run's log line"
+N=1 cb --name day --max-cost 1/23h -- claude -p x >/dev/null 2>err
+like "$(cat err)" "circuit is OPEN: spend cap: 2 of 1 USD in 23h until $day[0-9]{2}:[0-9]{2} UTC \\(retry in 2[23]h" \
+    "...in the refusal"
+like "$("$CBEXEC" --status --name day)" "reason: +spend cap: 2 of 1 USD in 23h until $day[0-9]{2}:[0-9]{2} UTC" \
+    "...and in --status"
 
 # --- totals: state, --status, --metrics ---------------------------------
 rm -f m.prom

@@ -73,7 +73,7 @@ CIRCUIT=b cb --account max --name b -- claude -p x >/dev/null 2>err
 is "$?" 120 "B before the reset time: refused, 120"
 is "$(runs b)" 0 "...the command did not run"
 is "$(wc -l <err | tr -d ' ')" 1 "...one line"
-like "$(cat err)" "^cbexec\[b\]: account max is OPEN: usage limit until [0-9:]+ UTC \(learned by circuit a\); retry in [0-9hms]+; not running\. Reset: cbexec --reset-account max$" \
+like "$(cat err)" "^cbexec\[b\]: account max is OPEN: usage limit until ([A-Z][a-z]{2} )?[0-9:]+ UTC \(learned by circuit a\); retry in [0-9hms]+; not running\. Reset: cbexec --reset-account max$" \
     "...naming the account, the reason and the retry time"
 CIRCUIT=b cb -q --account max --name b -- claude -p x >/dev/null 2>err
 is "$?/$(cat err)" "120/" "...silent under -q"
@@ -93,7 +93,7 @@ CIRCUIT=b cb --name b -- true >/dev/null 2>&1
 "$CBEXEC" --status --account max --name b >out 2>&1
 is "$?" 120 "--status of B on an OPEN account: 120"
 like "$(cat out)" "^account: +max  \(gate OPEN since " "--status: the gate"
-like "$(cat out)" "^account reason: +usage limit until [0-9:]+ UTC \(learned by circuit a\)" "--status: why"
+like "$(cat out)" "^account reason: +usage limit until ([A-Z][a-z]{2} )?[0-9:]+ UTC \(learned by circuit a\)" "--status: why"
 like "$(cat out)" "^account retry at: +[0-9T:.-]+Z \(in [0-9hms]+\)" "--status: retry at ... (in ...)"
 "$CBEXEC" --status --json --account max --name b >out 2>&1
 is "$(perl -MJSON::PP -0777 -ne '$j=decode_json($_); print "$j->{state}/$j->{account_gate}{account}/$j->{account_gate}{gate}/$j->{account_gate}{type}"' out)" \
@@ -237,7 +237,7 @@ fi
 
 # --- --status --all lists the accounts after the circuits -------------------
 "$CBEXEC" --status --all >out 2>&1
-like "$(cat out)" "^account max: OPEN  usage limit until [0-9:]+ UTC \(learned by circuit m\); retry at [0-9T:.-]+Z \(in [0-9hms]+\)$" \
+like "$(cat out)" "^account max: OPEN  usage limit until ([A-Z][a-z]{2} )?[0-9:]+ UTC \(learned by circuit m\); retry at [0-9T:.-]+Z \(in [0-9hms]+\)$" \
     "--status --all: a line per account"
 ok "$(grep -c '^account lnk: .*symbolic link' out >/dev/null; echo $?)" "...an unreadable one says why"
 

@@ -58,7 +58,7 @@ ok "$([ $? -ne 0 ] && echo 0 || echo 1)" "no account file on any host"
 CIRCUIT=b ./host 2 $S --account max --name b -- claude -p x >/dev/null 2>err
 rc=$?
 is "$rc/$(runs b)" "120/0" "host B before the reset time: refused, not run"
-like "$(cat err)" "^cbexec\[b\]: account max is OPEN: usage limit until [0-9:]+ UTC \(learned by circuit a\); retry in" \
+like "$(cat err)" "^cbexec\[b\]: account max is OPEN: usage limit until ([A-Z][a-z]{2} )?[0-9:]+ UTC \(learned by circuit a\); retry in" \
     "...saying whose limit and until when"
 "$CBEXEC" $S --status --all >all 2>&1; rc=$?
 like "$(cat all)" "account max: OPEN  usage limit until" \

@@ -224,26 +224,37 @@ limit_wait(struct cb_state *s, const struct cb_limits *l)
 
 /*
  * Open the circuit until the time at (rule 8), with the reason
- * "WHAT until HH:MM UTC"; a time a day or more ahead also names the date.
- * The minute is rounded up so the time read is never before retry_at.
+ * "WHAT until HH:MM UTC".  A time that is not on now's UTC day names its
+ * day: the weekday within the next six days ("until Fri 23:04 UTC"), the
+ * date further ahead ("until 2026-12-04 23:04 UTC"), so a wait of almost
+ * a day never reads as a time later today.  The minute is rounded up so
+ * the time read is never before retry_at.
  */
 static void
 open_until(struct cb_state *s, const struct cb_limits *l,
     struct cb_result *res, const char *what, double at, double now)
 {
-	time_t t = (time_t)at;
+	static const char wday[7][4] = { "Sun", "Mon", "Tue", "Wed", "Thu",
+	    "Fri", "Sat" };
+	time_t t = (time_t)at, n = (time_t)now;
 	struct tm tm;
-	char date[32] = "", *why;
+	char day[48] = "", *why;
+	long days;
 
 	if ((double)t < at)
 		t++;
 	t = (t + 59) / 60 * 60;
 	if (gmtime_r(&t, &tm) == NULL)
 		memset(&tm, 0, sizeof(tm));
-	if (at - now >= 86400)
-		strftime(date, sizeof(date), " on %Y-%m-%d", &tm);
-	why = str_fmt("%s until %02d:%02d UTC%s", what, tm.tm_hour, tm.tm_min,
-	    date);
+	/* whole UTC days between now's date and the reset's */
+	days = (long)(t / 86400 - n / 86400);
+	if (days > 0 && days < 7)
+		snprintf(day, sizeof(day), "%s ", wday[tm.tm_wday % 7]);
+	else if (days != 0)
+		snprintf(day, sizeof(day), "%04d-%02d-%02d ", tm.tm_year + 1900,
+		    tm.tm_mon + 1, tm.tm_mday);
+	why = str_fmt("%s until %s%02d:%02d UTC", what, day, tm.tm_hour,
+	    tm.tm_min);
 	open_circuit(s, l, res, why, now);
 	s->retry_at = at;
 	res->outcome = OUT_OPEN;

@@ -306,6 +306,23 @@ spend(struct inv *v, const struct run_done *d)
 	breaker_spend(&v->s, agent_name(v->agent), &u, now(v), keep);
 }
 
+static int spend_hold(struct inv *v, double now, struct cb_result *res);
+
+/* A run's spending took a window to its cap: the circuit is held OPEN
+ * from this run on, its transitions added to the run's in res. */
+static void
+spend_crossed(struct inv *v, struct cb_result *res)
+{
+	struct cb_result hold;
+	int i;
+
+	if (!spend_hold(v, now(v), &hold))
+		return;
+	for (i = 0; i < hold.n && res->n < (int)NELEM(res->t); i++)
+		res->t[res->n++] = hold.t[i];
+	res->outcome = hold.outcome;
+}
+
 static int
 in_codes(const struct codes *c, int v)
 {
@@ -428,8 +445,14 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	breaker_record(&v->s, &o->limits, &run, now(v), &res);
 	/* --record has no duration to tell. */
 	v->s.last_run_seconds = o->mode == MODE_RECORD ? -1 : r->duration;
-	if (d->have_usage)
+	if (d->have_usage) {
 		spend(v, d);
+		/* The run that takes a spend window to its cap opens the
+		 * circuit itself (120), in the same save, rather than
+		 * leaving it to the next invocation's refusal. */
+		if (v->s.state != CB_OPEN)
+			spend_crossed(v, &res);
+	}
 	if (d->session != NULL)
 		breaker_set_str(&v->s.session_id, d->session);
 	if (d->after.git[0] || d->after.files[0])

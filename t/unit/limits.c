@@ -250,8 +250,21 @@ test_rule8(void)
 	ok(S.retry_at == NOW, "a reset time already past: a trial at once");
 	fresh();
 	limit_run(NOW + 3 * 86400, NOW);
-	is_str(S.open_reason, "usage limit until 21:00 UTC on 2026-11-25",
-	    "a reset days away names the date");
+	is_str(S.open_reason, "usage limit until Wed 21:00 UTC",
+	    "a reset days away names its weekday");
+	/* almost a day: 20:59 tomorrow must not read as later today */
+	fresh();
+	limit_run(NOW + 86400 - 60, NOW);
+	is_str(S.open_reason, "usage limit until Mon 20:59 UTC",
+	    "a reset tomorrow at an earlier hour names its day");
+	fresh();
+	limit_run(NOW + 3 * 3600 + 60, NOW);
+	is_str(S.open_reason, "usage limit until Mon 00:01 UTC",
+	    "past midnight UTC: tomorrow, named");
+	fresh();
+	limit_run(NOW + 10 * 86400, NOW);
+	is_str(S.open_reason, "usage limit until 2026-12-02 21:00 UTC",
+	    "a week or more away: the date");
 
 	/* a trial that meets a rate limit waits again, as long as asked */
 	fresh();
