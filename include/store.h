@@ -75,6 +75,11 @@ char *events_text(const struct cb_event *e, size_t n, const char *lead);
 int state_lock(const char *path, int follow_symlinks, double wait,
     int (*nap)(double), char *err, size_t errlen);
 
+/* The process that holds the lock of the state file path (its flock on
+ * "path.lock", as /proc/locks lists it), without taking or testing the
+ * lock: a pid, or 0 when none holds it or it cannot be told. */
+long state_lock_holder(const char *path);
+
 /* Before a save: the lock *fd is still the file at the lock's path; if
  * it was removed or replaced, the file there now is locked instead (*fd
  * replaced) unless another process holds it.  0, or -1 with err. */

@@ -38,17 +38,17 @@ mkdir "$D/sub.json"
 : > "$D/notes.txt"
 out=$("$CBEXEC" --status --all); rc=$?
 is "$rc" 120 "--status --all with an OPEN circuit: 120"
-like "$(printf '%s\n' "$out" | head -1)" '^  CIRCUIT +STATE +SINCE +PROGRESS +RETRY AT +LAST RUN +REASON$' \
-	"a header line"
+like "$(printf '%s\n' "$out" | head -1)" '^  CIRCUIT +STATE +SINCE +PROGRESS +LAST RUN +REASON$' \
+	"a header line; RETRY AT, '-' in every row, is left out"
 is "$(printf '%s\n' "$out" | sed 1d | sed 's/^..//' | awk '{ print $1 }' | tr '\n' ' ')" \
 	"nightly docs backup dir-app-0123456789ab " \
 	"one line per circuit, OPEN first, then HALF_OPEN, then by name; nothing else"
 line() { printf '%s\n' "$out" | grep "^..$1 "; }
-like "$(line backup)" '^  backup +CLOSED +- +last run +- +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +-$' \
+like "$(line backup)" '^  backup +CLOSED +- +last run +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +-$' \
 	"a CLOSED circuit: no since, progress in its last run, its last run"
 like "$(line docs)" '^  docs +HALF_OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +never .*No progress detected for 2 iterations$' \
 	"a HALF_OPEN circuit: since when, no progress yet, why"
-like "$(line nightly)" '^● nightly +OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +never +- +.* No progress for 3 iterations$' \
+like "$(line nightly)" '^● nightly +OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +never +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +No progress for 3 iterations$' \
 	"an OPEN circuit: marked, since when, no progress yet, why"
 
 "$CBEXEC" --status --all --json > all.json
@@ -102,8 +102,8 @@ for c in 200 100 80; do
 		"COLUMNS=$c: every column, REASON and LAST RUN too"
 	ok "$([ "$(width "$out")" -le "$c" ]; echo $?)" "COLUMNS=$c: no line is wider ($(width "$out"))"
 	like "$(printf '%s\n' "$out" | sed -n 2p)" '^● backup +OPEN ' "COLUMNS=$c: an OPEN circuit first, marked"
-	like "$(printf '%s\n' "$out" | sed -n 3p)" '^● nightly-c[a-z-]*…? +OPEN ' \
-		"COLUMNS=$c: the other OPEN circuit next"
+	like "$(printf '%s\n' "$out" | sed -n 3p)" '^● nightl[a-z-]*(…[a-z-]*)?ine +OPEN ' \
+		"COLUMNS=$c: the other OPEN circuit next, its name whole or cut in its middle"
 done
 out=$(COLUMNS=200 "$CBEXEC" --status --all)
 like "$out" 'tripped by operator: waiting for the vendor to fix their API, see ticket' \
@@ -111,7 +111,7 @@ like "$out" 'tripped by operator: waiting for the vendor to fix their API, see t
 like "$out" '[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\)' "200 columns: clock times with their ages"
 out=$(COLUMNS=80 "$CBEXEC" --status --all)
 like "$(line backup)" ' [0-9]+s ago +tripped by .*…$' "80 columns: ages, the reason cut with an ellipsis"
-like "$out" '● nightly-c[a-z-]*… +OPEN' "80 columns: a long name cut with an ellipsis"
+like "$out" '● nightl[a-z-]*…[a-z-]*ine +OPEN' "80 columns: a long name cut in its middle, its end kept"
 r80=$(line backup | sed 's/.*tripped by/tripped by/')
 out=$(COLUMNS=100 "$CBEXEC" --status --all)
 r100=$(line backup | sed 's/.*tripped by/tripped by/')
@@ -131,6 +131,52 @@ else
 fi
 "$CBEXEC" --reset-circuit backup 2>/dev/null
 "$CBEXEC" --reset-circuit nightly-claude-refactor-pipeline 2>/dev/null
+
+# Thirty circuits whose names differ only at their end, at 80 columns:
+# each cut in its middle, as systemd cuts a unit's name, so every row
+# keeps a distinct name; the columns that are "-" in every row left out,
+# the reason given what is left.
+(
+	export CBEXEC_STATE_DIR=$SCRATCH/many
+	for i in 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20 \
+	    21 22 23 24 25 26 27 28 29 30; do
+		cb --name "team-platform-nightly-build-$i" -- true
+	done
+	cb --name team-platform-nightly-build-07 -n 3 -- false 2>/dev/null
+	cb --name team-platform-nightly-build-12 -n 2 -- false 2>/dev/null
+	COLUMNS=80 "$CBEXEC" --status --all > many.out
+)
+is "$(sed 1d many.out | cut -c3- | awk '{ print $1 }' | sort -u | wc -l | tr -d ' ')" 30 \
+	"80 columns, 30 similar names: 30 distinct names shown"
+like "$(sed -n 2p many.out)" '^● team-plat[a-z-]*…[a-z-]*-07 +OPEN ' \
+	"... each cut in its middle, its end (what tells them apart) kept"
+ok "$([ "$(width "$(cat many.out)")" -le 80 ]; echo $?)" "... within 80 columns ($(width "$(cat many.out)"))"
+like "$(head -1 many.out)" '^  CIRCUIT +STATE +SINCE +PROGRESS +LAST RUN +REASON$' \
+	"... RETRY AT, '-' in every row, left out"
+like "$(sed -n 2p many.out)" '^● team-plat…d-07  OPEN .*  No progress for 3 it' \
+	"... the name cut to 14, the reason given the rest"
+is "$(width "$(sed -n 2p many.out)")" 80 "... up to the 80th column"
+
+# A circuit whose first run is going on has its lock and no state yet: it
+# is listed, running; a lock nobody holds is no circuit.
+(
+	export CBEXEC_STATE_DIR=$SCRATCH/first
+	cb --name other -- true
+	: > "$CBEXEC_STATE_DIR/stale.json.lock"
+	"$CBEXEC" -q --name firstrun -- sh -c 'echo $$ > first.pid; exec sleep 30' &
+	echo $! > cb.pid
+	poll_until 10 test -s first.pid
+	COLUMNS=80 "$CBEXEC" --status --all > first.out
+	"$CBEXEC" --status --all --json > first.json
+	kill "$(cat first.pid)"
+	wait
+)
+like "$(grep firstrun first.out)" "^  firstrun +CLOSED .*running \(pid $(cat cb.pid)\)" \
+	"a first run going on: listed, CLOSED, running, its pid"
+is "$(grep -c stale first.out)" 0 "a lock nobody holds: not listed"
+is "$(perl -MJSON::PP -0777 -e 'my ($n) = grep { $_->{name} eq "firstrun" } @{decode_json(<STDIN>)};
+	print join "|", $n->{state}, $n->{running} ? "running" : "-", $n->{pid}, $n->{iteration}' < first.json)" \
+	"CLOSED|running|$(cat cb.pid)|0" "--json: running, its pid, no run yet"
 
 # ---- --status: thresholds, ages, the next trial --------------------------
 cb --name cool --cooldown 1h --no-progress-threshold 3 -n 3 -- false 2>/dev/null

@@ -18,7 +18,10 @@
  * --status --all reads every NAME.json of the state directory (not the
  * hidden temp files of a save, FILE.lock or FILE.corrupt-*), without
  * locks, and lists them (report_status_all() orders them, OPEN first);
- * one that cannot be read is a row saying why.  A state directory that
+ * one that cannot be read is a row saying why.  A NAME.json.lock with no
+ * NAME.json is a circuit whose first run is going on when a process holds
+ * that lock (state_lock_holder(), which reads /proc/locks and takes
+ * nothing): a fresh CLOSED row that says so; else it is left out.  A state directory that
  * does not exist is an error (125), not an empty list: it is most often
  * the wrong one.  The retry time (retry_at, while a usage limit holds a circuit
  * OPEN) is read from the file's JSON as it is.  The text adds a line per
@@ -26,6 +29,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,13 +357,23 @@ by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The NAME.json files of dir, sorted; *n of them (NULL and 0 when none or
- * dir is missing), -1 on another error with the message printed. */
+/* Whether name (of a directory entry) ends in suffix after something. */
+static int
+ends(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+/* The NAME.json files of dir, sorted, and NAME.json.lock for each lock
+ * without its state file; *n of them (NULL and 0 when none or dir is
+ * missing), -1 on another error with the message printed. */
 static int
 circuit_files(const char *dir, char ***names, size_t *n)
 {
 	struct dirent *de;
-	char **v = NULL, **nv;
+	char **v = NULL, **nv, json[NAME_MAX + 1];
 	size_t len;
 	DIR *d;
 
@@ -373,9 +388,15 @@ circuit_files(const char *dir, char ***names, size_t *n)
 	while ((de = readdir(d)) != NULL) {
 		len = strlen(de->d_name);
 		/* A name never starts with '.': that is a save's temp file. */
-		if (de->d_name[0] == '.' || len <= 5 ||
-		    strcmp(de->d_name + len - 5, ".json") != 0 ||
-		    de->d_type == DT_DIR)
+		if (de->d_name[0] == '.' || de->d_type == DT_DIR ||
+		    (!ends(de->d_name, ".json") &&
+		    !ends(de->d_name, ".json.lock")))
+			continue;
+		/* A lock beside its state file adds nothing. */
+		if (ends(de->d_name, ".lock") && len < sizeof(json) &&
+		    snprintf(json, sizeof(json), "%.*s", (int)(len - 5),
+		    de->d_name) > 0 && faccessat(dirfd(d), json, F_OK,
+		    AT_SYMLINK_NOFOLLOW) == 0)
 			continue;
 		if ((nv = realloc(v, (*n + 1) * sizeof(*v))) == NULL ||
 		    (nv[*n] = strdup(de->d_name)) == NULL) {
@@ -417,7 +438,8 @@ ops_status_all(const struct options *o)
 	struct store_cfg cfg;
 	struct store st;
 	char err[512], *dir, **names = NULL, **paths = NULL, **errs = NULL;
-	size_t n = 0, i;
+	unsigned char *loaded = NULL;
+	size_t n = 0, i, m = 0;
 	cJSON *j;
 	int rc = CB_EXIT_ERROR, any_open = 0, any_bad = 0, width, tty;
 
@@ -467,15 +489,20 @@ ops_status_all(const struct options *o)
 	states = calloc(n, sizeof(*states));
 	paths = calloc(n, sizeof(*paths));
 	errs = calloc(n, sizeof(*errs));
-	if (rows == NULL || states == NULL || paths == NULL || errs == NULL) {
+	loaded = calloc(n, sizeof(*loaded));
+	if (rows == NULL || states == NULL || paths == NULL || errs == NULL ||
+	    loaded == NULL) {
 		fprintf(stderr, "cbexec: out of memory\n");
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
+		int first_run = o->store == NULL && ends(names[i], ".lock");
+		struct status_row *r = &rows[m];
+
 		if (o->store == NULL)
-			names[i][strlen(names[i]) - 5] = '\0';
-		rows[i].name = names[i];
-		rows[i].retry_at = -1;
+			names[i][strlen(names[i]) - (first_run ? 10 : 5)] = '\0';
+		r->name = names[i];
+		r->retry_at = -1;
 		if ((o->store != NULL ? asprintf(&paths[i],
 		    "cbexec:circuit:%s", names[i]) : asprintf(&paths[i],
 		    "%s/%s.json", dir, names[i])) == -1) {
@@ -483,31 +510,48 @@ ops_status_all(const struct options *o)
 			fprintf(stderr, "cbexec: out of memory\n");
 			goto out;
 		}
-		rows[i].path = paths[i];
+		r->path = paths[i];
+		/* Its first run is going on: no state yet, and a fresh circuit
+		 * is CLOSED.  A lock nobody holds (a run interrupted before it
+		 * began) is no circuit. */
+		if (first_run && access(paths[i], F_OK) == -1) {
+			if ((r->running_pid = state_lock_holder(paths[i])) > 0 &&
+			    breaker_init(&states[i], names[i]) == 0) {
+				loaded[i] = 1;
+				r->s = &states[i];
+				m++;
+			}
+			continue;
+		}
+		m++;
 		if ((o->store != NULL ? store_get_json(&st, names[i],
 		    &states[i], &j, err, sizeof(err)) :
 		    state_load_json(paths[i], o->follow_symlinks, &states[i],
 		    &j, err, sizeof(err))) < 0) {
 			errs[i] = strdup(err);
-			rows[i].error = errs[i] != NULL ? errs[i] : "unreadable";
+			r->error = errs[i] != NULL ? errs[i] : "unreadable";
 			any_bad = 1;
 			continue;
 		}
-		rows[i].s = &states[i];
-		rows[i].retry_at = json_time(j, "retry_at");
+		loaded[i] = 1;
+		r->s = &states[i];
+		r->retry_at = json_time(j, "retry_at");
 		cJSON_Delete(j);
 		if (states[i].state == CB_OPEN)
 			any_open = 1;
 	}
 	width = status_width(STDOUT_FILENO, &tty);
-	report_status_all(stdout, rows, n, o->json, width, tty,
-	    store_now(&st));
+	if (m == 0 && !o->json)
+		printf("no circuits in %s\n", dir);
+	else
+		report_status_all(stdout, rows, m, o->json, width, tty,
+		    store_now(&st));
 	if (!o->json)
 		gate_list(stdout, &st, dir);
 	rc = any_open ? CB_EXIT_OPEN : any_bad ? CB_EXIT_ERROR : CB_EXIT_OK;
 out:
 	for (i = 0; i < n; i++) {
-		if (rows != NULL && rows[i].s != NULL)
+		if (loaded != NULL && loaded[i])
 			breaker_free(&states[i]);
 		if (paths != NULL)
 			free(paths[i]);
@@ -516,6 +560,7 @@ out:
 		free(names[i]);
 	}
 	free(rows);
+	free(loaded);
 	free(states);
 	free(paths);
 	free(errs);

@@ -23,9 +23,13 @@
  * number of its first mark; NO_COLOR or TERM=dumb turn the colour off.
  * --status --all is a table like systemctl list-timers: a header, one row
  * per circuit, OPEN first and marked, its columns as wide as their widest
- * value.  Fitted to a width ($COLUMNS, else a terminal's), no column is
- * ever dropped: the times shorten to ages, then the reason and the name
- * give up columns in turns (fit()), cut with an ellipsis.  Every JSON
+ * value; a column that says "-" in every row is left out, so the name and
+ * the reason get its room.  Fitted to a width ($COLUMNS, else a
+ * terminal's): the times shorten to ages, then the reason and the name
+ * give up columns in turns (fit()), the reason cut at its end, the name in
+ * its middle as systemd cuts a unit's ("team-plat…t-07": the end that
+ * tells thirty similar names apart stays).  A circuit whose first run is
+ * going on (its lock held, no state yet) is a row too.  Every JSON
  * document carries "v" (JSON_VOCABULARY) and the state file's names.
  */
 #include <stdio.h>
@@ -779,7 +783,12 @@ row_cells(const struct status_row *r, double now, int short_form,
 		snprintf(cell[COL_PROGRESS], CELL, "%ld run%s ago", n,
 		    n == 1 ? "" : "s");
 	cell_time(r->retry_at, now, short_form, cell[COL_RETRY], CELL);
-	cell_time(last_run_of(s), now, short_form, cell[COL_LAST], CELL);
+	if (r->running_pid > 0)
+		snprintf(cell[COL_LAST], CELL, "running (pid %ld)",
+		    r->running_pid);
+	else
+		cell_time(last_run_of(s), now, short_form, cell[COL_LAST],
+		    CELL);
 	*reason = reason_of(s);
 }
 
@@ -827,6 +836,11 @@ status_all_json(FILE *f, const struct status_row *rows, size_t n)
 			add_time(o, "last_run_at", last_run_of(s));
 			cJSON_AddNumberToObject(o, "iteration",
 			    (double)s->iteration);
+			if (rows[i].running_pid > 0) {
+				cJSON_AddTrueToObject(o, "running");
+				cJSON_AddNumberToObject(o, "pid",
+				    (double)rows[i].running_pid);
+			}
 		}
 		if ((p = cJSON_PrintUnformatted(o)) != NULL) {
 			fprintf(f, "  %s%s\n", p, i + 1 < n ? "," : "");
@@ -848,7 +862,8 @@ cols(const char *p)
 	return n;
 }
 
-/* s padded to w columns, or cut to w with an ellipsis; last: no padding. */
+/* s padded to w columns, or cut to w with an ellipsis at its end; last:
+ * no padding. */
 static void
 put_cell(FILE *f, const char *s, size_t w, int last)
 {
@@ -871,16 +886,63 @@ put_cell(FILE *f, const char *s, size_t w, int last)
 	fprintf(f, "%.*s" ELLIPSIS, (int)(p - s), s);
 }
 
-/* One line: each cell in its column, two spaces apart. */
-static void
-table_line(FILE *f, const char *const *cells, const size_t *w)
+/* The byte offset of character i of s (its end when shorter). */
+static size_t
+char_at(const char *s, size_t i)
 {
-	size_t i;
+	const char *p;
+	size_t k = 0;
 
+	for (p = s; *p != '\0'; p++)
+		if (((unsigned char)*p & 0xC0) != 0x80 && k++ == i)
+			break;
+	return (size_t)(p - s);
+}
+
+/*
+ * A name cell (its mark, then the name) in w columns, the name cut in
+ * its middle when too long: two thirds of what is kept from its start,
+ * the rest from its end, as systemd's ellipsize() with 66 percent.
+ */
+static void
+put_name(FILE *f, const char *cell, size_t w, int last)
+{
+	size_t mark = cols(NOMARK), n = cols(cell), keep, lead, tail;
+	const char *name = cell + char_at(cell, mark);
+
+	if (n <= w || w <= mark + 1) {
+		put_cell(f, cell, w, last);
+		return;
+	}
+	keep = w - mark - 1;
+	lead = (keep * 66 + 50) / 100;
+	tail = keep - lead;
+	fprintf(f, "%.*s%.*s" ELLIPSIS "%s", (int)(name - cell), cell,
+	    (int)char_at(name, lead), name, name + char_at(name, cols(name) -
+	    tail));
+}
+
+/* One line: each shown cell in its column, two spaces apart. */
+static void
+table_line(FILE *f, const char *const *cells, const size_t *w,
+    const int *shown, int header)
+{
+	size_t i, last = 0;
+	int first = 1;
+
+	for (i = 0; i < N_COLS; i++)
+		if (shown[i])
+			last = i;
 	for (i = 0; i < N_COLS; i++) {
-		if (i > 0)
+		if (!shown[i])
+			continue;
+		if (!first)
 			fputs("  ", f);
-		put_cell(f, cells[i], w[i], i + 1 == N_COLS);
+		first = 0;
+		if (i == COL_NAME && !header)
+			put_name(f, cells[i], w[i], i == last);
+		else
+			put_cell(f, cells[i], w[i], i == last);
 	}
 	fputc('\n', f);
 }
@@ -901,33 +963,66 @@ col_width(char (*cells)[N_COLS][CELL], const char **reasons, size_t n,
 	return w;
 }
 
+/* Which columns say something: all but those that are "-" in every row
+ * (the name and the state always are). */
+static void
+shown_cols(char (*cells)[N_COLS][CELL], const char **reasons, size_t n,
+    int *shown)
+{
+	size_t i, j;
+
+	for (j = 0; j < N_COLS; j++) {
+		shown[j] = j == COL_NAME || j == COL_STATE;
+		for (i = 0; i < n && !shown[j]; i++)
+			shown[j] = strcmp(j == COL_REASON ? reasons[i] :
+			    cells[i][j], "-") != 0;
+	}
+}
+
+/* The columns a line of the shown ones takes at widths w (with reason
+ * up to cap, 0: whole). */
+static size_t
+line_cols(const size_t *w, const int *shown, size_t cap)
+{
+	size_t j, total = 0, k = 0;
+
+	for (j = 0; j < N_COLS; j++) {
+		if (!shown[j])
+			continue;
+		total += j == COL_REASON && cap > 0 && w[j] > cap ? cap : w[j];
+		k++;
+	}
+	return total + (k > 0 ? 2 * (k - 1) : 0);
+}
+
 /*
- * The widths of the columns for a line of at most width columns (0: no
- * limit): each column as wide as its widest cell; then, while the line
- * is too long, the reason and the name give up columns in turns, each
- * down to the floor of its step (a reason of 40 is still worth more than
- * a name of 20), their cells cut with an ellipsis.  A line that still
- * does not fit is cut at its end (put_line).
+ * The widths of the shown columns for a line of at most width columns
+ * (0: no limit): each column as wide as its widest cell; then, while the
+ * line is too long, the reason and the name give up columns in turns,
+ * each down to the floor of its step (a reason of 40 is still worth more
+ * than a name of 16, which, cut in its middle, still tells names apart).  A line that still does not fit is cut at its end
+ * (put_line).
  */
 static void
 fit(char (*cells)[N_COLS][CELL], const char **reasons, size_t n,
-    size_t width, size_t *w)
+    size_t width, const int *shown, size_t *w)
 {
 	static const struct {
 		int col;
 		size_t floor;
-	} steps[] = { { COL_REASON, 40 }, { COL_NAME, 20 },
+	} steps[] = { { COL_REASON, 40 }, { COL_NAME, 16 },
 	    { COL_REASON, 20 }, { COL_NAME, 12 }, { COL_REASON, 8 },
 	    { COL_NAME, 8 }, { COL_REASON, 1 } };
-	size_t j, total = 2 * (N_COLS - 1), over, give;
+	size_t j, total, over, give;
 
 	for (j = 0; j < N_COLS; j++)
-		total += w[j] = col_width(cells, reasons, n, j);
+		w[j] = shown[j] ? col_width(cells, reasons, n, j) : 0;
+	total = line_cols(w, shown, 0);
 	if (width == 0 || total <= width)
 		return;
 	over = total - width;
 	for (j = 0; j < NELEM(steps) && over > 0; j++) {
-		if (w[steps[j].col] <= steps[j].floor)
+		if (!shown[steps[j].col] || w[steps[j].col] <= steps[j].floor)
 			continue;
 		give = w[steps[j].col] - steps[j].floor;
 		if (give > over)
@@ -979,8 +1074,8 @@ report_status_all(FILE *f, const struct status_row *rows, size_t n,
 	const struct status_row **order = NULL;
 	const char **reasons = NULL, *line[N_COLS];
 	char **escaped = NULL;
-	size_t w[N_COLS], i, j, k, open = 0, len = 0, total;
-	int short_form;
+	size_t w[N_COLS], i, j, open = 0, len = 0;
+	int short_form, shown[N_COLS];
 	FILE *m;
 
 	if (json) {
@@ -1010,15 +1105,13 @@ report_status_all(FILE *f, const struct status_row *rows, size_t n,
 			    text_escaped(reasons[i]) : NULL;
 			reasons[i] = escaped[i] != NULL ? escaped[i] : "-";
 		}
-		total = 2 * (N_COLS - 1);
-		for (j = 0; j < N_COLS; j++) {
-			k = col_width(cells, reasons, n, j);
-			total += j == COL_REASON && k > 40 ? 40 : k;
-		}
-		if (width <= 0 || total <= (size_t)width)
+		shown_cols(cells, reasons, n, shown);
+		for (j = 0; j < N_COLS; j++)
+			w[j] = shown[j] ? col_width(cells, reasons, n, j) : 0;
+		if (width <= 0 || line_cols(w, shown, 40) <= (size_t)width)
 			break;
 	}
-	fit(cells, reasons, n, width > 0 ? (size_t)width : 0, w);
+	fit(cells, reasons, n, width > 0 ? (size_t)width : 0, shown, w);
 	for (i = 0; i <= n; i++) {
 		if ((m = open_memstream(&buf, &len)) == NULL)
 			goto out;
@@ -1028,13 +1121,13 @@ report_status_all(FILE *f, const struct status_row *rows, size_t n,
 			/* the header's first column starts under the names */
 			fputs(NOMARK, m);
 			w[COL_NAME] -= cols(NOMARK);
-			table_line(m, line, w);
+			table_line(m, line, w, shown, 1);
 			w[COL_NAME] += cols(NOMARK);
 		} else {
 			for (j = 0; j < COL_REASON; j++)
 				line[j] = cells[i - 1][j];
 			line[COL_REASON] = reasons[i - 1];
-			table_line(m, line, w);
+			table_line(m, line, w, shown, 0);
 			if (refuses(order[i - 1]) && order[i - 1]->s != NULL)
 				open++;
 		}

@@ -47,6 +47,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -591,6 +592,38 @@ again:
 busy:
 	close(fd);
 	return -2;
+}
+
+long
+state_lock_holder(const char *path)
+{
+	char lock[PATH_MAX], line[256], type[16];
+	unsigned int maj, min;
+	unsigned long ino;
+	struct stat st;
+	long pid = 0, p;
+	FILE *f;
+
+	if (snprintf(lock, sizeof(lock), "%s.lock", path) >= (int)sizeof(lock) ||
+	    lstat(lock, &st) == -1 || !S_ISREG(st.st_mode))
+		return 0;
+	/*
+	 * Read, never tried: even a shared flock taken for a moment would
+	 * make a cbexec starting at that instant exit BUSY.  Each line is
+	 * "1: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE 0 EOF" (hex device
+	 * numbers); a waiter's line has "->" before the type.
+	 */
+	if ((f = fopen("/proc/locks", "re")) == NULL)
+		return 0;
+	while (pid == 0 && fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, "->") == NULL && sscanf(line,
+		    "%*d: %15s %*s %*s %ld %x:%x:%lu", type, &p, &maj, &min,
+		    &ino) == 5 && strcmp(type, "FLOCK") == 0 &&
+		    ino == (unsigned long)st.st_ino &&
+		    maj == major(st.st_dev) && min == minor(st.st_dev))
+			pid = p;
+	fclose(f);
+	return pid;
 }
 
 int
