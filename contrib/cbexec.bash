@@ -23,7 +23,7 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--version --phase --timeout --kill-after --signal --budget --iterations
 	--loop --until-success --delay --task --backoff --config --no-prompt
 	--quiet --verbose --log --metrics --wait-lock --on-state-change
-	--ok-exit-codes --ignore-exit-codes --no-progress-threshold
+	--on-run --ok-exit-codes --ignore-exit-codes --no-progress-threshold
 	--same-error-threshold --half-open-after --max-consecutive-errors
 	--max-retries --cooldown --half-open-trials --history-size --progress
 	--progress-cmd --watch --exclude --capture-bytes --no-capture-stdout
@@ -36,7 +36,7 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--kill-after --signal --budget --iterations --delay --task --backoff
-	--config --log --metrics --on-state-change --ok-exit-codes
+	--config --log --metrics --on-state-change --on-run --ok-exit-codes
 	--ignore-exit-codes --no-progress-threshold --same-error-threshold
 	--half-open-after --max-consecutive-errors --max-retries --cooldown
 	--half-open-trials --history-size --progress --progress-cmd --watch

@@ -56,6 +56,7 @@ struct options {
 	char *log_path, *metrics_path;
 	double wait_lock;		/* 0 fail at once, < 0 forever */
 	char *on_state_change;
+	char *on_run;			/* --on-run CMD */
 	struct codes ok_codes, ignore_codes;
 	struct cb_limits limits;
 	unsigned progress;		/* PROG_* mask */

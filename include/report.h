@@ -32,7 +32,8 @@ struct reporter {
 	int log_fd;		/* --log, O_APPEND, or -1 */
 	const char *metrics_path;	/* --metrics or NULL */
 	const char *hook;	/* --on-state-change CMD or NULL */
-	double hook_timeout;	/* --kill-after for the hook */
+	const char *run_hook;	/* --on-run CMD or NULL */
+	double hook_timeout;	/* --kill-after for the hooks */
 	const char *log_path;	/* --log, for messages (reporter_open) */
 	int follow;		/* --follow-symlinks: --log, --metrics too */
 	const char *account;	/* --account NAME or NULL */
@@ -67,6 +68,30 @@ struct run_report {
  * 2.41s: recoverable build_error: <msg>") and a "run" object in the log.
  */
 void report_run(struct reporter *r, const struct run_report *rr);
+
+/* A run's start or end, for the --on-run hook. */
+struct run_hook_event {
+	int end;			/* 0: before the run, 1: after it */
+	long iteration;			/* the run's number */
+	const char *phase;		/* or NULL */
+	enum cb_circuit state;		/* the circuit before the run (start),
+					 * after it and its save (end) */
+	const struct run_report *rr;	/* end: what the run did */
+	int exit_status;		/* end: the status the run stands for
+					 * (SPEC §2: its own, 124, 122, ...) */
+};
+
+/*
+ * The --on-run hook (nothing without r->run_hook): /bin/sh -c CMD with
+ * CBEXEC_EVENT (start or end), CBEXEC_NAME, CBEXEC_STATE_FILE,
+ * CBEXEC_ITERATION, CBEXEC_PHASE, CBEXEC_CIRCUIT_STATE and, at the end,
+ * CBEXEC_RESULT (success, failure or ignored), CBEXEC_EXIT_STATUS,
+ * CBEXEC_EXIT_CODE, CBEXEC_SIGNAL, CBEXEC_CLASS, CBEXEC_TYPE,
+ * CBEXEC_MESSAGE, CBEXEC_DURATION, CBEXEC_PROGRESS, CBEXEC_COST_USD and
+ * CBEXEC_TOKENS; bounded as the --on-state-change hook, its failure a
+ * warning.
+ */
+void report_run_hook(struct reporter *r, const struct run_hook_event *e);
 
 /*
  * One log line per transition, a "state_change" object in the log, and the

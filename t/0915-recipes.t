@@ -202,6 +202,72 @@ else
 	skip "unshare --pid not available (util-linux, root): the CronJob is not run as PID 1"
 fi
 
+# --- --on-run: pings and messages, against a local HTTP listener ----------
+# README's healthchecks.io and ntfy hooks and contrib/on-run-ping.sh, as
+# written but for the URL, talking to t/httplisten.pl on 127.0.0.1 with
+# the real curl(1): a start and an end ping per run, the exit status in
+# the end ping's path, an ntfy message for a failed run only.
+if command -v curl >/dev/null 2>&1; then
+	perl "$T_DIR/httplisten.pl" http.port http.log &
+	httpd=$!
+	poll_until 20 test -s http.port
+	URL=http://127.0.0.1:$(cat http.port)
+	mkdir -p hooks
+	printf '#!/bin/sh\nexit "${STEP_EXIT:-0}"\n' > hooks/agent-step.sh
+	chmod +x hooks/agent-step.sh
+	# The README's block, one command a line, with the listener's URLs.
+	perl -ne '
+		$in = 1 if /^### Pings and messages around every run/;
+		$in = 0 if $in && /^### / && !/^### Pings/;
+		print if $in && /^(export |cbexec )/;
+	' "$README" | sed -e "s|https://hc-ping.com/|$URL/hc/|" \
+	    -e "s|https://ntfy.sh/|$URL/ntfy/|" > hooks.sh
+	is "$(grep -c '^cbexec .*--on-run' hooks.sh)" 2 "README: the healthchecks.io and ntfy hooks"
+	for step in 0 3; do
+		(cd hooks && export CBEXEC_STATE_DIR=$SCRATCH/hooks/state STEP_EXIT=$step &&
+		    PATH="$SCRATCH/bin:$PATH" sh "$SCRATCH/hooks.sh") >/dev/null 2>hooks.err
+	done
+	poll_until 10 test "$(wc -l < http.log)" -ge 5
+	is "$(cut -f1 http.log | tr '\n' ' ')" \
+	    "GET /hc/your-check-uuid/start POST /hc/your-check-uuid/0 GET /hc/your-check-uuid/start POST /hc/your-check-uuid/3 POST /ntfy/your-topic " \
+	    "README: start and end pings (exit status 0, then 3), one ntfy message for the failure"
+	like "$(grep /ntfy/ http.log)" 'Title: cbexec nightly: run 4 failed	recoverable unknown: exited with status 3$' \
+	    "README: the ntfy message names the circuit and the run"
+	is "$(grep -c 'warning' hooks.err)" 0 "... with no warning"
+
+	# contrib/on-run-ping.sh: both, the circuit's state in the message.
+	: > http.log
+	for step in 0 3 3; do
+		(cd hooks && CBEXEC_STATE_DIR=$SCRATCH/hooks/state STEP_EXIT=$step \
+		    HC_PING_URL=$URL/hc/abc NTFY_URL=$URL/ntfy/t "$CBEXEC" -q --no-prompt \
+		    --name ping --progress exit --no-progress-threshold 2 \
+		    --on-run "$CT/on-run-ping.sh" -- ./agent-step.sh) >/dev/null 2>>ping.err
+	done
+	poll_until 10 test "$(wc -l < http.log)" -ge 8
+	is "$(cut -f1 http.log | tr '\n' ' ')" \
+	    "GET /hc/abc/start POST /hc/abc/0 GET /hc/abc/start POST /hc/abc/3 POST /ntfy/t GET /hc/abc/start POST /hc/abc/3 POST /ntfy/t " \
+	    "on-run-ping.sh: start and end pings, an ntfy message per failed run"
+	like "$(sed -n 2p http.log)" '	run 1: success \(success\) after [0-9.]+s$' \
+	    "on-run-ping.sh: the end ping's body says how the run went"
+	like "$(sed -n 8p http.log)" 'Title: cbexec ping: run 3 failure \(circuit OPEN\)	Priority: high	Tags: rotating_light	recoverable unknown, exit status 3 after' \
+	    "on-run-ping.sh: the run that opened the circuit, at high priority"
+	# A refused run: no ping at all.
+	: > http.log
+	(cd hooks && CBEXEC_STATE_DIR=$SCRATCH/hooks/state HC_PING_URL=$URL/hc/abc \
+	    "$CBEXEC" -q --no-prompt --name ping --on-run "$CT/on-run-ping.sh" -- ./agent-step.sh)
+	is "$?:$(wc -l < http.log | tr -d ' ')" "120:0" "a refused run pings nothing (the check goes late)"
+	# A monitor that is down: the hook fails, the run does not.
+	(cd hooks && CBEXEC_STATE_DIR=$SCRATCH/hooks/state HC_PING_URL=$URL/down/abc \
+	    "$CBEXEC" --no-prompt --name down --on-run "$CT/on-run-ping.sh" -- ./agent-step.sh) \
+	    >/dev/null 2>down.err
+	is "$?" 0 "a ping that fails: the run's own status"
+	like "$(cat down.err)" 'warning: on-run hook exited 1' "... and a warning"
+	kill "$httpd" 2>/dev/null
+	wait "$httpd" 2>/dev/null
+else
+	skip "curl not installed (Debian package curl): the ping recipes are not run"
+fi
+
 # --- systemd units -----------------------------------------------------
 # Copies with this tree's binary in ExecStart, and the man page on
 # MANPATH for Documentation=man:cbexec(1).

@@ -34,7 +34,7 @@ enum opt_id {
 	O_TRIP, O_JSON, O_LAST, O_REASON, O_HELP, O_VERSION, O_PHASE,
 	O_TIMEOUT, O_KILL_AFTER, O_SIGNAL, O_BUDGET, O_ITERATIONS, O_LOOP,
 	O_UNTIL_SUCCESS, O_DELAY, O_TASK, O_BACKOFF, O_CONFIG, O_NO_PROMPT,
-	O_QUIET, O_VERBOSE, O_LOG, O_METRICS, O_WAIT_LOCK, O_ON_CHANGE,
+	O_QUIET, O_VERBOSE, O_LOG, O_METRICS, O_WAIT_LOCK, O_ON_CHANGE, O_ON_RUN,
 	O_OK_CODES, O_IGNORE_CODES, O_NO_PROGRESS, O_SAME_ERROR,
 	O_HALF_OPEN_AFTER, O_MAX_CONSEC, O_MAX_RETRIES, O_COOLDOWN,
 	O_HALF_OPEN_TRIALS, O_HISTORY_SIZE, O_PROGRESS, O_PROGRESS_CMD,
@@ -185,6 +185,9 @@ static const struct opt opts[] = {
 	    "'=': --wait-lock=30s)" },
 	{ "on-state-change", required_argument, 0, O_ON_CHANGE, CAT_RUNNING,
 	    " CMD", "run /bin/sh -c CMD after every transition" },
+	{ "on-run", required_argument, 0, O_ON_RUN, CAT_RUNNING, " CMD",
+	    "run /bin/sh -c CMD before and after each run\n"
+	    "(CBEXEC_EVENT=start|end, CBEXEC_RESULT, ...)" },
 	{ "ok-exit-codes", required_argument, 0, O_OK_CODES, CAT_RUNNING,
 	    " LIST", "exit codes that count as success (0)" },
 	{ "ignore-exit-codes", required_argument, 0, O_IGNORE_CODES,
@@ -693,6 +696,8 @@ set_option(struct options *o, const struct opt *op, const char *v,
 	}
 	case O_ON_CHANGE:
 		return replace_str(&o->on_state_change, v);
+	case O_ON_RUN:
+		return replace_str(&o->on_run, v);
 	case O_OK_CODES:
 		if (parse_codes(v, &o->ok_codes) == -1)
 			return errf(err, len, "invalid exit code list '%s' "

@@ -87,6 +87,7 @@ options_free(struct options *o)
 	free(o->log_path);
 	free(o->metrics_path);
 	free(o->on_state_change);
+	free(o->on_run);
 	free(o->ok_codes.v);
 	free(o->ignore_codes.v);
 	free(o->progress_cmd);

@@ -244,6 +244,7 @@ circuit_reporter(const struct options *o, const struct circuit *c,
 	r->verbosity = o->verbosity;
 	r->metrics_path = o->metrics_path;
 	r->hook = o->on_state_change;
+	r->run_hook = o->on_run;
 	r->hook_timeout = o->kill_after;
 	r->follow = o->follow_symlinks;
 	r->account = o->account;

@@ -499,6 +499,14 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	if (gate_learn(v, d, run.ignored) == -1)
 		return CB_EXIT_ERROR;
 	inv_metrics(v);
+	/* --on-run's end, once everything of the run is saved and told. */
+	{
+		struct run_hook_event he = { .end = 1,
+		    .iteration = v->s.iteration, .phase = v->s.phase,
+		    .state = v->s.state, .rr = &rr, .exit_status = *code };
+
+		report_run_hook(&v->rep, &he);
+	}
 
 	if (sup_aborted())
 		return CB_EXIT_ABORT;

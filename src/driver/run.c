@@ -416,6 +416,16 @@ run_once(struct inv *v, struct run_done *d)
 	if (v->agent != NULL && (ar = agent_run_new(v->agent, &hooks)) ==
 	    NULL)
 		goto oom;
+	/* --on-run's start (a healthchecks.io /start ping), before git and
+	 * the lease's last check, so the command still starts right after
+	 * them. */
+	{
+		struct run_hook_event he = { .end = 0,
+		    .iteration = v->s.iteration + 1, .phase = v->s.phase,
+		    .state = v->s.state };
+
+		report_run_hook(&v->rep, &he);
+	}
 	warn_prints(v, take_prints(&v->px, &d->before, NULL));
 	/* Interrupted while git looked: no run is started. */
 	if (sup_interrupted()) {
