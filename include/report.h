@@ -30,6 +30,8 @@ struct reporter {
 				 * still gets everything) */
 	int color;		/* stderr is a terminal that takes colour */
 	int log_fd;		/* --log, O_APPEND, or -1 */
+	int log_stream;		/* --log - or /dev/stdout: 1; /dev/stderr:
+				 * 2 (log_fd is that fd); 0: a file */
 	const char *metrics_path;	/* --metrics or NULL */
 	const char *hook;	/* --on-state-change CMD or NULL */
 	const char *run_hook;	/* --on-run CMD or NULL */
@@ -43,10 +45,17 @@ struct reporter {
 	int store_fallback;	/* running on the local state instead */
 };
 
-/* Open the --log file (O_APPEND; NULL: none) and decide on colour; the
+/* Open the --log file (O_APPEND; NULL: none; "-" or /dev/stdout: cbexec's
+ * stdout, /dev/stderr: its stderr, as they are) and decide on colour; the
  * caller has set the other fields.  0, or -1 with the message printed. */
 int reporter_open(struct reporter *r, const char *log_path);
 void reporter_close(struct reporter *r);
+
+/* After a run: whether the command's output left cbexec's stdout and its
+ * stderr in the middle of a line (its last byte no newline), so that the
+ * next line cbexec writes there (a --log - object, a log line, the OPEN
+ * block) ends that line first. */
+void report_tails(int out_midline, int err_midline);
 
 /* A finished run, as the breaker recorded it. */
 struct run_report {

@@ -169,6 +169,7 @@ sh|bash) grep -Eq '(^|[;&|[:space:]])exec +cbexec ' k8s.argv; k8s_exec=$? ;;
 esac
 ok "$k8s_exec" "the CronJob runs cbexec itself (argv[0] $argv0), not behind a shell"
 like "$(tr '\n' ' ' < k8s.argv)" '(^| )-- \./agent-step\.sh $' "... the step after --"
+like "$(tr '\n' ' ' < k8s.argv)" ' --log - ' "... its JSON events to the container's stdout (--log -)"
 
 if command -v unshare >/dev/null 2>&1 &&
     unshare --pid --fork true 2>/dev/null && [ -z "$UNDER_VALGRIND" ]; then
@@ -183,7 +184,7 @@ EOF
 	# PID namespace; CBEXEC_STORE unset (no Secret here): a local state.
 	set -- $(sed '1d' k8s.argv)
 	(cd pod && CBEXEC_STATE_DIR=$SCRATCH/pod/state exec unshare --pid \
-	    --fork --kill-child "$CBEXEC" "$@") 2> pod.err &
+	    --fork --kill-child "$CBEXEC" "$@") > pod.out 2> pod.err &
 	us=$!
 	poll_until 10 test -e pod/started
 	pid1=$(cat "/proc/$us/task/$us/children" 2>/dev/null | awk '{print $1}')
@@ -197,6 +198,8 @@ EOF
 	name=$(awk '$0 == "--name" { getline; print; exit }' k8s.argv)
 	is "$(jget "pod/state/$name.json" iteration)/$(jget "pod/state/$name.json" outcome)" 1/ABORT \
 	    "... and the run is recorded"
+	like "$(grep '^{"v":' pod.out | tail -1)" '"circuit":"'"$name"'","event":"run","iteration":1,' \
+	    "... and its JSON event is on the container's stdout (--log -)"
 	kill "$us" 2>/dev/null
 else
 	skip "unshare --pid not available (util-linux, root): the CronJob is not run as PID 1"

@@ -253,6 +253,15 @@ watch_final(void *arg)
 		sup_grace(rd->grace);
 }
 
+/* Whether the tail r ends in the middle of a line (an empty one does
+ * not). */
+static int
+mid_line(const struct ring *r)
+{
+	return r->len > 0 && r->cap > 0 &&
+	    r->buf[(r->start + r->len - 1) % r->cap] != '\n';
+}
+
 /* The watch over a run of o, its hooks into rd. */
 static void
 readers_init(const struct options *o, struct readers *rd,
@@ -471,6 +480,10 @@ run_once(struct inv *v, struct run_done *d)
 		goto out;
 	}
 	d->have_result = 1;
+	/* A line cbexec writes next to our stdout or stderr (--log -, its
+	 * log lines) must not start in the middle of the command's. */
+	report_tails(cfg.capture_stdout && mid_line(&d->r.out),
+	    mid_line(&d->r.err));
 	/* exec(2) refused the command line and environment as too big:
 	 * nothing the command did, and nothing to count against it. */
 	if (d->r.exec_errno == E2BIG) {

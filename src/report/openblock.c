@@ -182,6 +182,7 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 		goto log;
 	if ((m = open_memstream(&p, &n)) == NULL)
 		return;
+	line_start(m, STDERR_FILENO);
 	fprintf(m, "%s---CIRCUIT_BREAKER_OPEN---%s\n", red, off);
 	/* The circuit's, the command's and the operator's words, each
 	 * escaped: every field stays on its line. */

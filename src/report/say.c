@@ -9,6 +9,16 @@
  * the kernel in one write(), so a line on stderr or in the --log file is
  * never torn by a concurrent writer: the log fd is O_APPEND and each JSON
  * object with its newline goes out in a single call.
+ *
+ * --log - (or /dev/stdout, /dev/stderr) writes the objects to cbexec's own
+ * stdout (stderr), which the command's output is relayed to as well: for
+ * a container's log.  Those lines stay whole because cbexec writes them
+ * only between runs, when the command has ended and its leftovers are
+ * killed, each in one write; and when the command's last output on that
+ * stream did not end its line (report_tails()), a newline goes first, so
+ * an object never starts in the middle of the command's line.  The same
+ * holds for the "cbexec[LABEL]:" lines and the OPEN block on stderr.  A
+ * stream that fails (its reader gone) is said once and written no more.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +52,26 @@ static const struct {
 	{ SIGVTALRM, "SIGVTALRM" }, { SIGPROF, "SIGPROF" },
 	{ SIGWINCH, "SIGWINCH" }, { SIGSYS, "SIGSYS" },
 };
+
+/* Whether cbexec's stdout ([1]) and stderr ([2]) stand in the middle of
+ * a line of the command's output; a --log stream that failed. */
+static int midline[3], stream_failed[3];
+
+void
+report_tails(int out_midline, int err_midline)
+{
+	midline[STDOUT_FILENO] = out_midline;
+	midline[STDERR_FILENO] = err_midline;
+}
+
+void
+line_start(FILE *m, int fd)
+{
+	if (fd >= 0 && fd <= 2 && midline[fd]) {
+		fputc('\n', m);
+		midline[fd] = 0;
+	}
+}
 
 const char *
 sig_name(int signo, char *buf, size_t len)
@@ -116,6 +146,7 @@ vsay(const struct reporter *r, const char *color, const char *fmt, va_list ap)
 		free(msg);
 		return;
 	}
+	line_start(m, STDERR_FILENO);
 	fputs("cbexec[", m);
 	text_put(m, label_of(r));
 	fputs("]: ", m);
@@ -182,13 +213,33 @@ log_new(const struct reporter *r, const char *event)
 static void
 log_write(const struct reporter *r, const char *line, size_t n)
 {
-	ssize_t w = file_write_all(r->log_fd, line, n);
-	int e = errno, cut = 0;
+	ssize_t w;
+	int e, cut = 0;
 	struct stat st;
 	off_t end;
 
+	if (r->log_stream != 0) {
+		if (stream_failed[r->log_stream])
+			return;
+		/* What cbexec itself printed there goes first. */
+		if (r->log_stream == STDOUT_FILENO)
+			fflush(stdout);
+		else
+			fflush(stderr);
+	}
+	w = file_write_all(r->log_fd, line, n);
+	e = errno;
 	if (w == (ssize_t)n)
 		return;
+	/* A stream is not ours to cut back; its reader may be gone. */
+	if (r->log_stream != 0) {
+		stream_failed[r->log_stream] = 1;
+		if (r->log_stream != STDERR_FILENO)
+			say(r, YELLOW, "warning: --log %s: %s; no more events "
+			    "are written there", r->log_path != NULL ?
+			    r->log_path : "-", strerror(e));
+		return;
+	}
 	if (w > 0 && (end = lseek(r->log_fd, 0, SEEK_CUR)) != -1 &&
 	    fstat(r->log_fd, &st) == 0 && st.st_size == end &&
 	    ftruncate(r->log_fd, end - w) == 0)
@@ -214,11 +265,18 @@ log_put(const struct reporter *r, cJSON *o)
 		return;
 	n = strlen(s);
 	/* The newline goes in the same write, or another writer's line
-	 * could land between an object and its terminator. */
-	if ((line = malloc(n + 1)) != NULL) {
-		memcpy(line, s, n);
-		line[n] = '\n';
-		log_write(r, line, n + 1);
+	 * could land between an object and its terminator; on a stream the
+	 * command's unfinished line is ended first. */
+	if ((line = malloc(n + 2)) != NULL) {
+		size_t k = 0;
+
+		if (r->log_stream != 0 && midline[r->log_stream]) {
+			line[k++] = '\n';
+			midline[r->log_stream] = 0;
+		}
+		memcpy(line + k, s, n);
+		line[k + n] = '\n';
+		log_write(r, line, k + n + 1);
 		free(line);
 	}
 	cJSON_free(s);
@@ -271,9 +329,23 @@ reporter_open(struct reporter *r, const char *log_path)
 
 	r->color = isatty(STDERR_FILENO) && color_allowed();
 	r->log_fd = -1;
+	r->log_stream = 0;
 	r->log_path = log_path;
 	if (log_path == NULL)
 		return 0;
+	/* A container's log: the stream itself, whatever it is (a pipe, a
+	 * terminal, a file), never opened anew by its name or checked as a
+	 * regular file. */
+	if (strcmp(log_path, "-") == 0 || strcmp(log_path, "/dev/stdout") == 0 ||
+	    strcmp(log_path, "/dev/fd/1") == 0)
+		r->log_stream = STDOUT_FILENO;
+	else if (strcmp(log_path, "/dev/stderr") == 0 ||
+	    strcmp(log_path, "/dev/fd/2") == 0)
+		r->log_stream = STDERR_FILENO;
+	if (r->log_stream != 0) {
+		r->log_fd = r->log_stream;
+		return 0;
+	}
 	/* No link followed unless asked (another user's link in /tmp would
 	 * have us append to a file of ours), and no FIFO: a regular file. */
 	if ((fd = file_open(log_path, O_WRONLY | O_APPEND | O_CREAT, 0644,
@@ -290,7 +362,8 @@ reporter_open(struct reporter *r, const char *log_path)
 void
 reporter_close(struct reporter *r)
 {
-	if (r->log_fd != -1)
+	if (r->log_fd != -1 && r->log_stream == 0)
 		close(r->log_fd);
 	r->log_fd = -1;
+	r->log_stream = 0;
 }

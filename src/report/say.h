@@ -8,6 +8,7 @@
 #define CBEXEC_REPORT_SAY_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "breaker.h"
@@ -29,6 +30,9 @@ const char *label_of(const struct reporter *r);
 int color_allowed(void);
 /* RED for OPEN, YELLOW for HALF_OPEN, else GREEN. */
 const char *circuit_color(int c);
+/* A newline into m when the command's output left fd (1 or 2) in the
+ * middle of a line (report_tails()), so what m holds starts a line. */
+void line_start(FILE *m, int fd);
 /* All of p to fd, retrying on EINTR; gives up silently on an error. */
 void write_all(int fd, const char *p, size_t n);
 /* One "cbexec[LABEL]: " line on stderr, in color if r->color. */
