@@ -161,7 +161,7 @@ clean:
 t/faultshim.so: t/faultshim.c
 	$(CC) $(CPPFLAGS) -shared -fPIC -O2 -Wall -o $@ $< -ldl
 
-# A wrong wall clock, for t/0970-store-time.t.
+# A wrong wall clock, for t/0970-store-time.t; a set one, t/0906-readme.t.
 t/clockshim.so: t/clockshim.c
 	$(CC) -shared -fPIC -O2 -Wall -o $@ $< -ldl
 

@@ -109,7 +109,7 @@ _cbexec_takes_arg()
 # Read with perl's JSON::PP when perl is there, else none.
 _cbexec_config_phases()
 {
-	local i w cfg= dir=. xdg=${XDG_CONFIG_HOME:-}
+	local i w cfg='' dir=. xdg=${XDG_CONFIG_HOME:-}
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
 		case $w in
@@ -159,7 +159,7 @@ _cbexec_commands()	# _cbexec_commands CUR: command names, once each
 # takes no value.
 _cbexec_value()	# _cbexec_value OPT CUR
 {
-	local opt=$1 cur=$2 pre= s left
+	local opt=$1 cur=$2 pre='' s left
 	# --help's category (its value in the next word, or after '=').
 	if [[ $opt == -h || ( $opt == --* && $(_cbexec_expand "$opt") == --help ) ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$_cbexec_help_topics" -- "$cur")

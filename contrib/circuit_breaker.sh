@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: ISC
+# shellcheck shell=bash
 # circuit_breaker.sh: a circuit breaker for bash loop scripts that run the
 # agent themselves, with the functions of the ralph circuit breaker spec
 # (S02), on top of cbexec(1): every rule, the state file, the lock, the

@@ -21,7 +21,7 @@ is "$block" "ANALYSIS: the last 4 failures (runs 1-4)
 MOST_COMMON_ERROR: 4x build_error: src/login.c:1:5: error: 'user' undeclared
 MOST_NAMED_FILE: src/login.c (in 4 of 4)
 MOST_FAILED_TASK: 2.3-login (4 of 4)
-HINT: task 2.3-login keeps failing: split it, or give it up with --skip --task and go on with the next" \
+HINT: task 2.3-login keeps failing: split it, or --skip --task it" \
     "the analysis: error and count, file, task, hint"
 like "$(sed -n '/^SUGGESTION:/,/^RESET:/p' block | head -1)" '^SUGGESTION:' "it comes after the suggestion"
 like "$(sed -n '/^HINT:/{n;p;}' block)" '^RESET:' "... and before RESET"
@@ -46,7 +46,7 @@ ok "$(! grep -q '^MOST_FAILED_TASK' block; echo $?)" "no task failed twice: no t
 
 # The same error every time, no task, no file.
 cb --state s.json -n 9 --same-error-threshold 3 --no-progress-threshold 9 -- sh -c 'echo "fatal: bad object HEAD" >&2; exit 128' 2>block
-like "$(cat block)" "HINT: the same error every time: retrying will not fix it; fix its cause first" "hint: the same error"
+like "$(cat block)" "HINT: the same error every time: fix its cause first" "hint: the same error"
 ok "$(! grep -q '^MOST_NAMED_FILE' block; echo $?)" "no file named: no file line"
 ok "$(! grep -q '^MOST_FAILED_TASK' block; echo $?)" "no task: no task line"
 n=$(sed -n '/^ANALYSIS:/,/^HINT:/p' block | wc -l)

@@ -11,7 +11,12 @@
  * to the --log file as an "open" object.
  *
  * The block is printed even in quiet mode (silent mode keeps it to the
- * log) and, like every message, goes to stderr in one write.  The
+ * log) and, like every message, goes to stderr in one write.  Each line
+ * fits 80 columns, a terminal's or a mail's: the fixed words are short
+ * enough, and a line with someone's text in it (the reason, the last
+ * error, a file or task name, an operator's words) is cut with an
+ * ellipsis; the whole of it is in the run's log line, --status and the
+ * log's "open" object.  Only RESET, a command to paste, is never cut.  The
  * suggestion is chosen from the outcome and the open reason: a provider's
  * limit, which passes by itself, first; an environment problem (abort, or
  * a fatal error) next, since a new approach will not fix it; then the
@@ -41,8 +46,8 @@ suggestion(const struct cb_state *s)
 {
 	/* A provider's limit passes by itself. */
 	if (s->retry_at >= 0)
-		return "Nothing to fix: a trial run is allowed at the retry "
-		    "time, without a reset";
+		return "Nothing to fix: a trial runs at the retry time, "
+		    "without a reset";
 	/* An environment problem is not fixed by a new approach, so it
 	 * comes before GREEN's advice. */
 	if (starts(s->open_reason, "fatal: auth") ||
@@ -50,16 +55,16 @@ suggestion(const struct cb_state *s)
 		return "Fix the provider account (API key, login, credit), "
 		    "then reset";
 	if (s->outcome == OUT_ABORT || starts(s->open_reason, "fatal:"))
-		return "Fix the environment (permissions, missing command or "
+		return "Fix the environment (permission, command, "
 		    "dependency), then reset";
 	if (s->phase != NULL && strcasecmp(s->phase, "GREEN") == 0)
 		return "Consider refactoring approach or splitting the feature";
 	if (s->outcome == OUT_STUCK || starts(s->open_reason, "Same error") ||
 	    starts(s->open_reason, "Task "))
-		return "The same failure keeps repeating: change the approach "
-		    "or fix the cause, then reset";
-	return "Review the last error and recent changes, then reset or "
-	    "give guidance";
+		return "The same failure repeats: change the approach or fix "
+		    "it, then reset";
+	return "Review the last error and recent changes; reset, or give "
+	    "guidance";
 }
 
 /* Integers as integers, anything else as %g. */
@@ -72,52 +77,108 @@ put_num(FILE *f, double v)
 		fprintf(f, "%g", v);
 }
 
+#define BLOCK_COLUMNS	80
+#define ELLIPSIS	"\u2026"
+
+/* The byte offset of character i of s (its end when shorter). */
+static size_t
+char_at(const char *s, size_t i)
+{
+	const char *p;
+	size_t k = 0;
+
+	for (p = s; *p != '\0'; p++)
+		if (((unsigned char)*p & 0xC0) != 0x80 && k++ == i)
+			break;
+	return (size_t)(p - s);
+}
+
+/*
+ * "KEY: " and text (its control bytes escaped), then tail, on one line of
+ * at most BLOCK_COLUMNS columns: the text is cut with an ellipsis when
+ * the line would be longer (a character a column), at its end, or with
+ * middle in its middle, keeping its last two thirds (a path's file name).
+ */
+static void
+put_cut(FILE *m, const char *key, const char *text, const char *tail,
+    int middle)
+{
+	char *e = text_escaped(text != NULL ? text : "");
+	const char *t = e != NULL ? e : "";
+	size_t used = strlen(key) + strlen(tail), n = 0, room, lead;
+	const char *p;
+
+	for (p = t; *p != '\0'; p++)
+		n += ((unsigned char)*p & 0xC0) != 0x80;
+	fputs(key, m);
+	if (used + n <= BLOCK_COLUMNS) {
+		fputs(t, m);
+	} else {
+		/* room characters and the ellipsis */
+		room = used + 1 < BLOCK_COLUMNS ? BLOCK_COLUMNS - used - 1 : 0;
+		lead = middle ? room / 3 : room;
+		fprintf(m, "%.*s" ELLIPSIS "%s", (int)char_at(t, lead), t,
+		    t + char_at(t, n - (room - lead)));
+	}
+	fputs(tail, m);
+	fputc('\n', m);
+	free(e);
+}
+
+static void
+put_line(FILE *m, const char *key, const char *text, const char *tail)
+{
+	put_cut(m, key, text, tail, 0);
+}
+
 /* The analysis lines; none when the history holds no failure. */
 static void
 put_analysis(FILE *m, const struct stuck_analysis *a)
 {
+	char key[48], tail[48];
+
 	if (a->failures == 1)
 		fprintf(m, "ANALYSIS: the last failure (run %ld)\n",
 		    a->last_run);
 	else
 		fprintf(m, "ANALYSIS: the last %d failures (runs %ld-%ld)\n",
 		    a->failures, a->first_run, a->last_run);
-	fprintf(m, "MOST_COMMON_ERROR: %dx ", a->error_count);
-	text_put(m, a->error);
-	fputc('\n', m);
+	snprintf(key, sizeof(key), "MOST_COMMON_ERROR: %dx ", a->error_count);
+	put_line(m, key, a->error, "");
 	if (a->file[0] != '\0') {
-		fputs("MOST_NAMED_FILE: ", m);
-		text_put(m, a->file);
-		fprintf(m, " (in %d of %d)\n", a->file_count, a->failures);
+		snprintf(tail, sizeof(tail), " (in %d of %d)", a->file_count,
+		    a->failures);
+		put_cut(m, "MOST_NAMED_FILE: ", a->file, tail, 1);
 	}
 	if (a->task[0] != '\0') {
-		fputs("MOST_FAILED_TASK: ", m);
-		text_put(m, a->task);
-		fprintf(m, " (%d of %d)\n", a->task_count, a->failures);
+		snprintf(tail, sizeof(tail), " (%d of %d)", a->task_count,
+		    a->failures);
+		put_line(m, "MOST_FAILED_TASK: ", a->task, tail);
 	}
-	fputs("HINT: ", m);
-	text_put(m, a->hint);
-	fputc('\n', m);
+	put_line(m, "HINT: ", a->hint, "");
 }
 
-/* "phase GREEN at 2026-...Z by alice: why" */
+/* "SKIPPED: phase GREEN at 2026-...Z by alice: why" */
 static void
 put_skip(FILE *m, const struct cb_skip *k)
 {
-	char at[40];
+	char at[40], *line = NULL;
+	size_t n = 0;
+	FILE *l;
 
-	fprintf(m, "%s ", skip_kind_name(k->kind));
-	text_put(m, k->name);
+	/* the words as they are; put_line() escapes them */
+	if ((l = open_memstream(&line, &n)) == NULL)
+		return;
+	fprintf(l, "%s %s", skip_kind_name(k->kind), k->name);
 	if (k->at >= 0)
-		fprintf(m, " at %s", iso8601(k->at, at, sizeof(at)));
-	if (k->user != NULL) {
-		fputs(" by ", m);
-		text_put(m, k->user);
-	}
-	if (k->reason != NULL) {
-		fputs(": ", m);
-		text_put(m, k->reason);
-	}
+		fprintf(l, " at %s", iso8601(k->at, at, sizeof(at)));
+	if (k->user != NULL)
+		fprintf(l, " by %s", k->user);
+	if (k->reason != NULL)
+		fprintf(l, ": %s", k->reason);
+	if (fclose(l) == 0)
+		put_line(m, "SKIPPED: ", line, "");
+	free(line);
 }
 
 static void
@@ -185,14 +246,20 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 	line_start(m, STDERR_FILENO);
 	fprintf(m, "%s---CIRCUIT_BREAKER_OPEN---%s\n", red, off);
 	/* The circuit's, the command's and the operator's words, each
-	 * escaped: every field stays on its line. */
-	fputs("CIRCUIT: ", m);
-	text_put(m, label_of(r));
-	fputs("   PHASE: ", m);
-	text_put(m, phase);
-	fputs("\nREASON: ", m);
-	text_put(m, s->open_reason != NULL ? s->open_reason : "unknown");
-	fputc('\n', m);
+	 * escaped: every field stays on its line, and within 80 columns. */
+	{
+		char *ph = text_escaped(phase), *tail = NULL;
+
+		if (asprintf(&tail, "   PHASE: %s", ph != NULL ? ph :
+		    phase) == -1)
+			tail = NULL;
+		put_line(m, "CIRCUIT: ", label_of(r), tail != NULL ? tail :
+		    "");
+		free(tail);
+		free(ph);
+	}
+	put_line(m, "REASON: ", s->open_reason != NULL ? s->open_reason :
+	    "unknown", "");
 	if (s->retry_at >= 0)
 		fprintf(m, "RETRY_AT: %s\n", retry_in(s->retry_at, wall_now(),
 		    when, sizeof(when)));
@@ -212,19 +279,13 @@ report_open_block(struct reporter *r, const struct cb_state *s,
 			fputs(" (no change)", m);
 		fputc('\n', m);
 	}
-	if (lasterr != NULL) {
-		fputs("LAST_ERROR: ", m);
-		text_put(m, lasterr);
-		fputc('\n', m);
-	}
+	if (lasterr != NULL)
+		put_line(m, "LAST_ERROR: ", lasterr, "");
 	fprintf(m, "SUGGESTION: %s\n", suggestion(s));
 	if (analysed)
 		put_analysis(m, &a);
-	for (i = 0; i < s->n_skips; i++) {
-		fputs("SKIPPED: ", m);
+	for (i = 0; i < s->n_skips; i++)
 		put_skip(m, &s->skips[i]);
-		fputc('\n', m);
-	}
 	if (reset_hint != NULL) {
 		fputs("RESET: ", m);
 		text_put(m, reset_hint);

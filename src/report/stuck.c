@@ -192,26 +192,23 @@ hint(struct stuck_analysis *a)
 	size_t n = sizeof(a->hint);
 
 	if (a->transient * 2 > a->failures)
-		snprintf(a->hint, n, "most failures are transient (rate "
-		    "limits, overload, network): wait, or pace the runs with "
-		    "--backoff");
+		snprintf(a->hint, n, "mostly transient (rate limits, overload, "
+		    "network): wait, or use --backoff");
 	else if (a->task_count >= 2 && a->task_count * 2 > a->failures)
-		snprintf(a->hint, n, "task %s keeps failing: split it, or give "
-		    "it up with --skip --task and go on with the next",
-		    a->task);
+		snprintf(a->hint, n, "task %s keeps failing: split it, or "
+		    "--skip --task it", a->task);
 	else if (a->failures >= 2 && a->error_count == a->failures)
-		snprintf(a->hint, n, "the same error every time: retrying "
-		    "will not fix it; fix its cause%s%s first",
-		    a->file[0] != '\0' ? " in " : "", a->file);
+		snprintf(a->hint, n, "the same error every time: fix its "
+		    "cause first%s%s", a->file[0] != '\0' ? ", in " : "",
+		    a->file);
 	else if (a->tasks >= 2 && a->errors >= 2)
 		snprintf(a->hint, n, "different tasks fail in different ways: "
-		    "suspect the environment (dependencies, credentials, "
-		    "disk, network) rather than one task");
+		    "suspect the environment");
 	else if (a->file_count >= 2 && a->file_count * 2 > a->failures)
 		snprintf(a->hint, n, "most failures name %s: look there first",
 		    a->file);
 	else
-		snprintf(a->hint, n, "no common cause stands out: review the "
+		snprintf(a->hint, n, "no common cause stands out: review "
 		    "recent changes and the environment");
 }
 

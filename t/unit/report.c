@@ -326,8 +326,8 @@ test_open_block(void)
 	    "CIRCUIT: nightly   PHASE: none\n"
 	    "REASON: Same error 5 times\n"
 	    "ITERATIONS: 5\n"
-	    "SUGGESTION: The same failure keeps repeating: change the "
-	    "approach or fix the cause, then reset\n"
+	    "SUGGESTION: The same failure repeats: change the approach or "
+	    "fix it, then reset\n"
 	    "RESET: cbexec --reset-circuit\n"
 	    "---END_CIRCUIT_BREAKER_OPEN---\n", "OPEN block, STUCK, no phase");
 	free(out);
@@ -346,8 +346,8 @@ test_open_block(void)
 	cap_start();
 	report_open_block(&r, &s, NULL, "x");
 	out = cap_end();
-	ok(strstr(out, "SUGGESTION: Fix the environment (permissions, "
-	    "missing command or dependency), then reset\n") != NULL,
+	ok(strstr(out, "SUGGESTION: Fix the environment (permission, "
+	    "command, dependency), then reset\n") != NULL,
 	    "fatal suggestion");
 	free(out);
 	breaker_free(&s);
@@ -423,8 +423,8 @@ test_stuck(void)
 	is_int(a.file_count, 4, "named in all four");
 	is_str(a.task, "T-1", "the task that failed most");
 	is_int(a.task_count, 3, "3 of 4");
-	is_str(a.hint, "task T-1 keeps failing: split it, or give it up "
-	    "with --skip --task and go on with the next", "hint: the task");
+	is_str(a.hint, "task T-1 keeps failing: split it, or --skip --task "
+	    "it", "hint: the task");
 
 	s.state = CB_OPEN;
 	s.open_reason = strdup("Same error 3 times: x");
@@ -444,8 +444,8 @@ test_stuck(void)
 	like_str(out, "\nANALYSIS: the last 2 failures (runs 6-7)\n"
 	    "MOST_COMMON_ERROR: 2x build_error: src/foo.c:12: error: 'x' "
 	    "undeclared\nMOST_NAMED_FILE: src/foo.c (in 2 of 2)\n"
-	    "HINT: the same error every time: retrying will not fix it; fix "
-	    "its cause in src/foo.c first\n", "OPEN block: the analysis");
+	    "HINT: the same error every time: fix its cause first, in "
+	    "src/foo.c\n", "OPEN block: the analysis");
 	like_str(out, "\nSKIPPED: phase GREEN at 2026-11-18T11:06:40.500Z by "
 	    "alice: known failures\n", "OPEN block: the skip, when, who, why");
 	free(out);
