@@ -94,6 +94,23 @@ cb --name acct2 --account acme --metrics acct.prom -- true 2>/dev/null; rc=$?
 is "$rc" 120 "a run on an account whose gate is OPEN is refused"
 like "$(cat acct.prom)" '^cbexec_account_gate\{circuit="acct2",account="acme"\} 2$' \
 	"... and the textfile says the gate is OPEN"
+# The run that takes a spend window to its cap opens the circuit itself
+# and writes so: CbexecCircuitOpen starts pending at that run, not at the
+# next invocation.
+. "$T_DIR/fakeagent.sh"
+N=1 COST=0.6 cb --name spend --max-cost 1/1h --metrics sp.prom -- claude -p x >/dev/null 2>&1
+is "$(val sp.prom cbexec_state)" 0 "under a spend window's cap: cbexec_state 0"
+N=1 COST=0.6 cb --name spend --max-cost 1/1h --metrics sp.prom -- claude -p x >/dev/null 2>&1
+is "$?:$(val sp.prom cbexec_state)" 120:2 "the run that reaches the cap: 120, and the textfile says OPEN"
+like "$(cat sp.prom)" '^cbexec_open_reason\{circuit="spend",reason="spend_cap"\} 1$' \
+	"... why: spend_cap"
+like "$(cat sp.prom)" '^cbexec_runs_total\{circuit="spend"\} 2$' "... and counts that run"
+if [ -n "$PROMTOOL" ]; then
+	out=$($PROMTOOL check metrics < sp.prom 2>&1); rc=$?
+	is "$rc:$out" "0:" "promtool check metrics: the spend cap's textfile"
+else
+	skip "no promtool"
+fi
 # A circuit label that needs escaping still lints.
 cb --state 'we"ird\path.json' --metrics w.prom -- false 2>/dev/null
 if [ -n "$PROMTOOL" ]; then
