@@ -177,8 +177,7 @@ static const struct opt opts[] = {
 	{ "verbose", no_argument, 'v', O_VERBOSE, CAT_RUNNING | COMMON, "",
 	    "say whether a successful run made progress" },
 	{ "log", required_argument, 0, O_LOG, CAT_RUNNING | COMMON, " FILE",
-	    "append an event per line as JSON (\"v\": 1); - or\n"
-	    "/dev/stdout, /dev/stderr: to that stream" },
+	    "append events as JSON lines (-: to stdout)" },
 	{ "metrics", required_argument, 0, O_METRICS, CAT_RUNNING | COMMON,
 	    " FILE", "keep a Prometheus textfile up to date" },
 	{ "wait-lock", optional_argument, 0, O_WAIT_LOCK, CAT_RUNNING, "[=D]",
