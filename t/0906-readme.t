@@ -89,7 +89,7 @@ else
 	out=$(cbx 21:42:11 --status nightly; rc=$?; echo "\$ echo \$?"; echo $rc)
 	want=$(block 'Reading `--status`' '$ cbexec --status nightly')
 	msg=$(same "\$ cbexec --status nightly
-	$out" "$want")
+$out" "$want")
 	is "$?:$msg" "0:" "README, Reading --status: the transcript as printed"
 	if command -v script >/dev/null 2>&1; then
 		out=$(CLOCK_AT=$(date -u -d "2026-11-22 21:42:11" +%s) \
@@ -97,7 +97,7 @@ else
 		    "'$CBEXEC' --status --all; rc=\$?; echo '\$ echo \$?'; echo \$rc" /dev/null | tr -d '\r')
 		want=$(block 'Operator reset' '$ cbexec --status --all')
 		msg=$(same "\$ cbexec --status --all
-	$out" "$want")
+$out" "$want")
 		is "$?:$msg" "0:" "README, Operator reset: --status --all on a terminal, as printed"
 	else
 		skip "no script(1): --status --all is not run on a terminal"
