@@ -8,10 +8,10 @@
  *                         SUBSTR are the faulty ones; "SUBSTR$" means a
  *                         path ending in SUBSTR (a directory, say)
  *   FAULT_ERRNO=ENOSPC    or EIO, EDQUOT, EROFS (default ENOSPC)
- *   FAULT_OP=write        which call fails: write (and pwrite), fsync or
- *                         close; or short: the first write to a faulty
- *                         descriptor writes half (a disk filling up) and
- *                         every later one fails
+ *   FAULT_OP=write        which call fails: write, fsync or close; or
+ *                         short: the first write to a faulty descriptor
+ *                         writes half (a disk filling up) and every later
+ *                         one fails
  *
  * Descriptors are recorded by wrapping open/openat and mkostemp/mkstemp:
  * glibc's mkostemp opens through an internal symbol, so wrapping open alone
@@ -211,28 +211,6 @@ write(int fd, const void *p, size_t n)
 		return -1;
 	}
 	return real_write(fd, p, n);
-}
-
-ssize_t
-pwrite(int fd, const void *p, size_t n, off_t off)
-{
-	REAL(pwrite);
-	if (is_faulty(fd) && (fault_op("write") || fault_op("short"))) {
-		errno = fault_errno();
-		return -1;
-	}
-	return real_pwrite(fd, p, n, off);
-}
-
-ssize_t
-pwrite64(int fd, const void *p, size_t n, off64_t off)
-{
-	REAL(pwrite64);
-	if (is_faulty(fd) && (fault_op("write") || fault_op("short"))) {
-		errno = fault_errno();
-		return -1;
-	}
-	return real_pwrite64(fd, p, n, off);
 }
 
 int

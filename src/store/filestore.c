@@ -6,8 +6,8 @@
  * has no lease: the kernel drops the flock when its holder dies.
  *
  * The start record of a run (SPEC §11) goes into the lock file FILE.lock,
- * which the holder has open already: one pwrite(2) of a fixed-size
- * block, not synced.  The record must outlive cbexec, not the machine
+ * which the holder has open already: one write(2) of a fixed-size
+ * block at its start, not synced.  The record must outlive cbexec, not the machine
  * (after a crash of the machine no run can tell what happened anyway),
  * so the page cache is enough, and the run's durable save stays the only
  * synchronous write.  The block has the same size every time, so after
@@ -167,11 +167,12 @@ write_record(struct store *st, const char *text)
 	if (n > 0)
 		memcpy(buf, text, n);
 	buf[sizeof(buf) - 1] = '\n';
-	/* No fsync: see the header. */
-	while ((w = pwrite(st->lock_fd, buf, sizeof(buf), 0)) == -1 &&
-	    errno == EINTR)
-		;
-	if (w == (ssize_t)sizeof(buf))
+	/* Over the block at the start, whatever was written there before;
+	 * no fsync: see the header. */
+	if (lseek(st->lock_fd, 0, SEEK_SET) == -1)
+		return -1;
+	if ((w = file_write_all(st->lock_fd, buf, sizeof(buf))) ==
+	    (ssize_t)sizeof(buf))
 		return 0;
 	if (w >= 0)
 		errno = ENOSPC;
