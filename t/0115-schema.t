@@ -163,4 +163,15 @@ for verb in "-q --no-prompt --progress exit --name v -- touch ran" \
 done
 ok "$(test ! -e ran; echo $?)" "version 2: the command never ran"
 ok "$(! ls "$ST"/v.json.corrupt-* >/dev/null 2>&1; echo $?)" "version 2: nothing moved aside"
+# An account's document of a newer version: the same.
+printf '{"version": 2, "account": "new", "gate": "CLOSED", "x": 1}\n' >"$ST/new.account"
+chmod 600 "$ST/new.account"
+cp "$ST/new.account" acct.orig
+cb --name w --account new -- touch ran 2>err; rc=$?
+is "$rc:$(test -e ran; echo $?)" "125:1" "an account of version 2: 125, nothing run"
+like "$(cat err)" "account version 2 is newer than this cbexec supports \(1\)" "says so"
+"$CBEXEC" --reset-account new 2>err; rc=$?
+is "$rc" 125 "--reset-account of version 2: 125"
+cmp -s "$ST/new.account" acct.orig; ok $? "the account's document left as it is"
+ok "$(! ls "$ST"/new.account.corrupt-* >/dev/null 2>&1; echo $?)" "nothing moved aside"
 done_testing

@@ -104,5 +104,14 @@ for verb in "-q --no-prompt --progress exit --name v -- touch ran" \
 	    "version 2 in the store, ${verb%% v}: left as it is"
 done
 ok "$(test ! -e ran; echo $?)" "version 2: the command never ran"
-is "$(rcli KEYS 'cbexec:corrupt:*' | grep -c .)" 0 "nothing moved aside"
+printf '{"version": 2, "account": "new", "gate": "CLOSED"}' |
+    rcli -x SET cbexec:account:new >/dev/null
+before=$(rcli GET cbexec:account:new | cksum)
+cb --name w --account new -- touch ran 2>err; rc=$?
+is "$rc:$(test -e ran; echo $?)" "125:1" "an account of version 2 in the store: 125, nothing run"
+like "$(cat err)" "account version 2 is newer than this cbexec supports \(1\)" "says so"
+"$CBEXEC" $S --reset-account new 2>/dev/null; rc=$?
+is "$rc:$(rcli GET cbexec:account:new | cksum)" "125:$before" \
+    "--reset-account of version 2: 125, left as it is"
+is "$(rcli KEYS 'cbexec:corrupt*' | grep -c .)" 0 "nothing moved aside"
 done_testing

@@ -17,9 +17,10 @@
  * statesave.c): no link followed, a regular file only, owner and mode
  * trusted, written by temp file, fsync, rename and fsync of the
  * directory, so a crash leaves the old document or the new.  A corrupt
- * one (bad JSON, a key twice, a wrong type, a newer version) is never
- * overwritten: every circuit on the account stops with 125 until an
- * operator's --reset-account moves it aside.
+ * one (bad JSON, a key twice, a wrong type) is never overwritten: every
+ * circuit on the account stops with 125 until an operator's
+ * --reset-account moves it aside.  One of a newer version is not
+ * corrupt: it stops them too, and even --reset-account leaves it alone.
  *
  * Many circuits share one document, each holding its own circuit's lock
  * for a whole run, so the account's lock ("NAME.account.lock") is taken
@@ -146,8 +147,8 @@ from_json(const cJSON *j, const char *text, struct cb_account *a,
 	/* Where versions would branch: there has been one (the member it
 	 * renamed, since, is read by its row). */
 	if (version > ACCOUNT_VERSION) {
-		snprintf(err, errlen, "version %.0f is newer than this cbexec "
-		    "reads (%d)", version, ACCOUNT_VERSION);
+		snprintf(err, errlen, "account version %.0f is newer than this "
+		    "cbexec supports (%d)", version, ACCOUNT_VERSION);
 		return -2;
 	}
 	if (schema_read(&account_schema, j, text, NULL, a, err, errlen) == -1)
@@ -208,9 +209,10 @@ load_path(const char *path, const char *name, struct cb_account *a,
 	breaker_account_free(a);
 	rc = account_from_text(buf, len, name, a, why, sizeof(why));
 	free(buf);
+	/* A newer version is not corrupt: refused, never moved aside. */
 	if (rc < 0)
-		snprintf(err, errlen, "%s: corrupt account file: %s", path,
-		    why);
+		snprintf(err, errlen, rc == -2 ? "%s: %s" :
+		    "%s: corrupt account file: %s", path, why);
 	return rc;
 }
 

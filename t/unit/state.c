@@ -1421,6 +1421,8 @@ test_account_doc(void)
 	doc = "{\"version\":2,\"gate\":\"CLOSED\"}";
 	is_int(account_from_text(doc, strlen(doc), "acme", &a, err,
 	    sizeof(err)), -2, "account: a newer version is refused");
+	is_str(err, "account version 2 is newer than this cbexec supports (1)",
+	    "account: a newer version: the state's words");
 	breaker_account_free(&a);
 }
 
