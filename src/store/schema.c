@@ -243,7 +243,9 @@ jraw_open(struct jraw *r, const char *text)
 {
 	const char *p = text;
 
-	if (memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+	/* A UTF-8 BOM, as cJSON skips one; byte by byte, never past the
+	 * NUL. */
+	if (p[0] == '\xEF' && p[1] == '\xBB' && p[2] == '\xBF')
 		p += 3;
 	p = blanks(p);
 	if (*p != '{' && *p != '[')

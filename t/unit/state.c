@@ -1294,6 +1294,17 @@ test_unknown(void)
 	breaker_free(&s);
 	free(in);
 
+	/* After a byte order mark, which the readers skip. */
+	write_str(P("bom.json"), "\xEF\xBB\xBF {\"version\":1,\"state\":"
+	    "\"CLOSED\",\"x\" : [1, \"}\"]}");
+	is_int(state_load(P("bom.json"), 0, NULL, &s, err, sizeof(err)), 0,
+	    "a state after a byte order mark loads");
+	text = state_text(&s);
+	ok(contains(text, ",\n  \"x\" : [1, \"}\"]\n}"),
+	    "its member no row knows, after the BOM, kept byte for byte");
+	free(text);
+	breaker_free(&s);
+
 	/* A state with none carries nothing. */
 	write_str(P("plain.json"), "{\"version\":1,\"state\":\"CLOSED\","
 	    "\"history\":[{\"timestamp\":\"2026-11-22T01:02:03.456Z\","
