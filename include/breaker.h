@@ -74,6 +74,9 @@ struct cb_event {
 				 * CB_EVENT_TASK_MAX bytes; else NULL */
 	char hash[65];		/* error events: the error fingerprint; else
 				 * "" (also in older files) */
+	char *unknown;		/* members a newer cbexec wrote into the
+				 * event, as the store read them; opaque
+				 * here, written back unchanged; or NULL */
 };
 
 /* What a skip gives up (SPEC §9). */
@@ -186,6 +189,10 @@ struct cb_state {
 	/* the windows the last run was held to, for --status; 0: none */
 	double cost_window, cost_window_span;
 	double tokens_window, tokens_window_span;
+	char *unknown;			/* members a newer cbexec wrote, as the
+					 * store read them (SPEC §11): opaque
+					 * here, never looked at, written back
+					 * unchanged; or NULL */
 };
 
 /* A finished run as the breaker sees it. */
@@ -372,6 +379,8 @@ struct cb_account {
 	long generation;		/* writes so far */
 	long total_opens;
 	double updated_at;		/* < 0 null */
+	char *unknown;			/* members a newer cbexec wrote, kept as
+					 * read (opaque here); or NULL */
 };
 
 /* What breaker_gate_admit() decided. */

@@ -41,6 +41,7 @@ breaker_account_free(struct cb_account *a)
 	free(a->message);
 	free(a->circuit);
 	free(a->trial_by);
+	free(a->unknown);
 	memset(a, 0, sizeof(*a));
 }
 

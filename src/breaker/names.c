@@ -165,6 +165,7 @@ event_free(struct cb_event *e)
 	free(e->reason);
 	free(e->user);
 	free(e->task);
+	free(e->unknown);
 }
 
 void
@@ -184,6 +185,7 @@ breaker_free(struct cb_state *s)
 	free(s->stuck_task);
 	free(s->session_id);
 	free(s->account);
+	free(s->unknown);
 	for (i = 0; i < s->n_skips; i++) {
 		free(s->skips[i].name);
 		free(s->skips[i].reason);
@@ -212,6 +214,7 @@ breaker_add_event(struct cb_state *s, int max, const struct cb_event *e)
 	copy.reason = dup_or_null(e->reason);
 	copy.user = dup_or_null(e->user);
 	copy.task = dup_or_null(e->task);
+	copy.unknown = dup_or_null(e->unknown);
 	/* Drop the oldest first, so the array never grows past max; all at
 	 * once, as a loaded file may hold far more than max. */
 	if (s->n_history >= (size_t)max) {
@@ -249,4 +252,5 @@ breaker_snapshot(const struct cb_state *s, struct cb_state *b)
 	b->n_skips = 0;
 	b->history = NULL;
 	b->n_history = 0;
+	b->unknown = NULL;
 }

@@ -1745,8 +1745,8 @@ account_get(struct store *st, const char *key, const char *name,
 	rc = account_from_text(rep->str, rep->len, name, a, why, sizeof(why));
 	freeReplyObject(rep);
 	if (rc < 0)
-		snprintf(err, errlen, "%s in %s: corrupt account: %s", key,
-		    st->label, why);
+		snprintf(err, errlen, rc == -2 ? "%s in %s: %s" :
+		    "%s in %s: corrupt account: %s", key, st->label, why);
 	return rc;
 }
 
