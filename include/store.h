@@ -153,6 +153,9 @@ struct store_cfg {
 	double timeout;		/* --store-timeout: connect and each command */
 	const char *password;	/* CBEXEC_STORE_PASSWORD or
 				 * --store-password-file; NULL: the URL's */
+	const char *ca, *cert, *key;	/* --store-ca, --store-cert,
+					 * --store-key (rediss://) */
+	int replicas;		/* --store-replicas: WAIT for them */
 };
 
 struct store_redis;
@@ -172,17 +175,28 @@ struct store {
 	double renewed;		/* mono_now() when the request that last
 				 * set the lease was sent */
 	int interrupted;	/* the last command: an operator signal */
+	int refused;		/* the store answered and refused us (a
+				 * replica, a certificate, a password), or
+				 * the settings cannot work: no fallback */
 	const char *password;	/* store_cfg's */
+	const char *ca, *cert, *key;	/* store_cfg's */
+	int replicas;
 	struct store_redis *r;
 };
 
 /*
- * Check a --store URL: redis://[user:password@]host[:port][/db] or
+ * Check a --store URL: redis[s]://[user[:password]@]host[:port][/db] or
  * unix:///path.sock[?db=N].  0 with the URL without its password in
  * label, or -1 with what is wrong in err.
  */
 int store_url_check(const char *url, char *label, size_t labellen,
     char *err, size_t errlen);
+/*
+ * Where a --store URL's password is, as the store reads the URL: 1 with
+ * its first byte's offset in url and its length (as written, %XX and
+ * all), or 0 when it has none (or is no URL store_url_check accepts).
+ */
+int store_url_password(const char *url, size_t *off, size_t *len);
 
 /*
  * Open a handle: nothing to do for a file; for Redis connect (within

@@ -29,6 +29,10 @@ store_open(struct store *st, const struct store_cfg *cfg, char *err,
 	st->lease = cfg->lease;
 	st->timeout = cfg->timeout;
 	st->password = cfg->password;
+	st->ca = cfg->ca;
+	st->cert = cfg->cert;
+	st->key = cfg->key;
+	st->replicas = cfg->replicas;
 	st->clock_at = -1;
 	if ((cfg->name != NULL && (st->name = strdup(cfg->name)) == NULL) ||
 	    (cfg->path != NULL && (st->path = strdup(cfg->path)) == NULL)) {
