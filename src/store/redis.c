@@ -573,12 +573,6 @@ handshake(struct store *st, double deadline, char *err, size_t errlen)
 	char why[600];
 	int rc, n;
 
-	if (r->tctx == NULL && tls_ctx_new(&r->tctx, &r->tcfg, why,
-	    sizeof(why)) == -1) {
-		snprintf(err, errlen, "store %s: %s", st->label, why);
-		st->refused = 1;
-		return -1;
-	}
 	if ((r->tls = tls_new(r->tctx, r->fd, r->u.host, why,
 	    sizeof(why))) == NULL) {
 		snprintf(err, errlen, "store %s: %s", st->label, why);
@@ -1545,6 +1539,7 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 	struct sigaction sa;
 	unsigned char rnd[16];
 	const char *why = "";
+	char why_tls[600];
 	struct url u;
 	size_t i;
 	int rc;
@@ -1612,6 +1607,14 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 		snprintf(err, errlen, "store %s: no password for user %s: give "
 		    "it with --store-password-file F or CBEXEC_STORE_PASSWORD",
 		    st->label, u.user);
+		goto refuse;
+	}
+	/* libssl, the CA and the client's certificate, before anything is
+	 * sent: what is wrong with them is wrong whether or not the store
+	 * can be reached. */
+	if (u.tls && tls_ctx_new(&r->tctx, &r->tcfg, why_tls,
+	    sizeof(why_tls)) == -1) {
+		snprintf(err, errlen, "store %s: %s", st->label, why_tls);
 		goto refuse;
 	}
 	r->u = u;
