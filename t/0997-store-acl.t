@@ -91,6 +91,16 @@ is "$rc" 1 "a run with --account"
 is "$rc:$(grep -Ec '^ *(a|b) ' all)" "0:2" "--status --all"
 ./host 1 $S --trip --reason test a 2>err; rc=$?
 is "$rc" 0 "--trip"
+CBEXEC_STORE_PASSWORD=secret ./host 1 --store "$U" --name a -- true 2>err
+rc=$?
+hint=$(sed -n 's/.*\(cbexec --store [^;]* --reset-circuit --name a\).*/\1/p' err | head -1)
+like "$rc:$hint" "^120:cbexec --store '?$U'? --reset-circuit --name a\$" \
+    "OPEN: the hint names the store, its user and no password"
+CBEXEC_STORE_PASSWORD=secret sh -c "$(echo "$hint" | sed "s|^cbexec|./host 1|")" \
+    2>err; rc=$?
+is "$rc:$(rcli GET cbexec:circuit:a | jget /dev/stdin state)" "0:CLOSED" \
+    "and works as printed (the password from the environment)"
+./host 1 $S --trip --reason test a 2>err
 ./host 1 $S --reset-circuit a 2>err; rc=$?
 is "$rc:$(rcli GET cbexec:circuit:a | jget /dev/stdin state)" "0:CLOSED" "--reset-circuit"
 ./host 1 $S --record --exit 0 a 2>err; rc=$?
