@@ -8,13 +8,14 @@
 #
 # Debian package names; apt-get as root, sudo apt-get otherwise.  Does
 # nothing when pkg-config, the libraries, libev's header and prove are
-# found.  Five test tools are optional, installed when that needs no
+# found.  Six test tools are optional, installed when that needs no
 # password, else the tests that use them are skipped and this says so:
 # bats (the tests of contrib/circuit_breaker.sh), promtool (Debian's
 # prometheus package: the metrics lint), redis-server (the tests of the
-# shared store, --store), crontab (Debian's cron package: the documented
-# crontab entries installed as written) and chronic (moreutils: the
-# crontab.example step run as cron would).
+# shared store, --store), openssl (the throw-away CA of the rediss://
+# tests), crontab (Debian's cron package: the documented crontab entries
+# installed as written) and chronic (moreutils: the crontab.example step
+# run as cron would).
 set -u
 CC=${CC:-cc}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
@@ -24,8 +25,8 @@ missing() {
 	command -v "${PKG_CONFIG%% *}" >/dev/null 2>&1 ||
 		echo "pkg-config (pkg-config)"
 	$PKG_CONFIG --exists libcjson 2>/dev/null || echo "cJSON (libcjson-dev)"
-	$PKG_CONFIG --exists libcrypto 2>/dev/null ||
-		echo "OpenSSL's libcrypto (libssl-dev)"
+	$PKG_CONFIG --exists libcrypto libssl 2>/dev/null ||
+		echo "OpenSSL's libcrypto and libssl (libssl-dev)"
 	$PKG_CONFIG --exists hiredis 2>/dev/null ||
 		echo "hiredis (libhiredis-dev)"
 	printf '#include <ev.h>\n' | $CC -E -x c - >/dev/null 2>&1 ||
@@ -90,6 +91,7 @@ fi
 optional bats bats "the BATS tests of contrib/circuit_breaker.sh"
 optional promtool prometheus "the promtool checks of the metrics and alerts"
 optional redis-server redis-server "the tests of the shared store (t/09*)"
+optional openssl openssl "the rediss:// (TLS) tests of the shared store (t/0996-store-tls.t)"
 optional crontab cron "the crontab check of the documented entries (t/0915-recipes.t)"
 optional chronic moreutils "the run of the crontab.example step (t/0915-recipes.t)"
 exit 0

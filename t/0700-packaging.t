@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 # What a packager relies on: CPPFLAGS and LDFLAGS reach every compile and
 # link, libcrypto is named in an ELF dlopen note and loaded on the first
-# SHA-256 (a clear message without it), a plain make names the missing
+# SHA-256 (a clear message without it), libssl too for rediss:// only, a plain make names the missing
 # libraries before it compiles anything, the test runner keeps cbexec's
 # stderr out of prove's report unless a test fails, the man page formats
 # without groff warnings, and the systemd example names no install prefix.
@@ -25,9 +25,10 @@ ok "$(printf '%s\n' "$link" | grep -q -- '-lcrypto'; [ $? -ne 0 ]; echo $?)" \
 like "$(printf '%s\n' "$compiles" | head -1)" '-D_GNU_SOURCE' \
 	"cbexec's own preprocessor flags are kept beside the packager's"
 
-# What a packager sees instead of a NEEDED entry: the ELF dlopen note
+# What a packager sees instead of a NEEDED entry: the ELF dlopen notes
 # (https://systemd.io/ELF_DLOPEN_METADATA/), naming the soname of the
-# libcrypto built against as required.
+# libcrypto built against as required, and libssl's (rediss:// only) as
+# recommended.
 if command -v readelf >/dev/null 2>&1; then
 	ok "$(readelf -d "$TOP/cbexec" | grep -q 'NEEDED.*libcrypto'; [ $? -ne 0 ]; echo $?)" \
 		"libcrypto is not among the binary's NEEDED entries"
@@ -36,10 +37,16 @@ if command -v readelf >/dev/null 2>&1; then
 	note=$(readelf -p .note.dlopen "$TOP/cbexec" | sed -n 's/^ *\[ *[0-9a-f]*\] *//p' | grep '^\[')
 	want=$(readelf -d "$(${CC:-cc} -print-file-name=libcrypto.so)" 2>/dev/null |
 	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-	got=$(printf '%s' "$note" | perl -MJSON::PP -0777 -e '
-		my $n = decode_json(<STDIN>);
-		print join(" ", map { "$_->{priority}:" . join(",", @{$_->{soname}}) } @$n)' 2>&1)
-	is "$got" "required:$want" "... naming libcrypto's soname ($want), required"
+	wantssl=$(readelf -d "$(${CC:-cc} -print-file-name=libssl.so)" 2>/dev/null |
+	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+	got=$(printf '%s\n' "$note" | perl -MJSON::PP -e '
+		my @all;
+		while (<STDIN>) {
+			push @all, map { "$_->{priority}:" . join(",", @{$_->{soname}}) } @{decode_json($_)};
+		}
+		print join(" ", sort @all)' 2>&1)
+	is "$got" "recommended:$wantssl required:$want" \
+	    "... naming libcrypto's soname ($want), required, and libssl's ($wantssl), recommended"
 else
 	skip "no readelf"; skip "no readelf"; skip "no readelf"
 fi
@@ -48,7 +55,8 @@ like "$(cat "$TOP/README.md")" 'dh_dlopenlibdeps' "README says how a package dep
 # Without the library: cbexec starts and a run that hashes nothing works;
 # the first SHA-256 says which library could not be loaded (125).  A copy
 # with the soname changed (same length) stands for a system without it.
-soname=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
+soname=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"feature":"sha256"' |
+    sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
 if [ -n "$soname" ]; then
 	gone=$(printf '%s' "$soname" | sed 's/libcrypto/libcryptX/')
 	perl -0777 -pe "s/\Q$soname\E/$gone/g" "$TOP/cbexec" > nolib
@@ -67,6 +75,23 @@ if [ -n "$soname" ]; then
 else
 	skip "no soname"; skip "no soname"; skip "no soname"; skip "no soname"
 	skip "no soname"
+fi
+# Without libssl: only a rediss:// store needs it, and says so.
+ssl=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"feature":"tls"' |
+    sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
+if [ -n "$ssl" ]; then
+	gone=$(printf '%s' "$ssl" | sed 's/libssl/libssX/')
+	perl -0777 -pe "s/\Q$ssl\E/$gone/g" "$TOP/cbexec" > nossl
+	chmod +x nossl
+	./nossl -q --name ns -- true
+	is "$?" 0 "libssl missing: a run without a rediss:// store works"
+	err=$(./nossl -q --store rediss://127.0.0.1:1 --name ns -- touch ran 2>&1)
+	rc=$?
+	is "$rc:$([ -e ran ] && echo ran)" "125:" "... a rediss:// store is 125, nothing run"
+	like "$err" "^cbexec: store rediss://127.0.0.1:1/0: cannot load OpenSSL's libssl \($gone\) for TLS: $gone: cannot open shared object file" \
+		"... naming the library, before any connection"
+else
+	skip "no libssl soname"; skip "no libssl soname"; skip "no libssl soname"
 fi
 
 # A plain make on a machine without the libraries: one message naming

@@ -19,7 +19,7 @@ is "$rc" 125 "a port out of range: 125"
 like "$(head -1 err)" '^cbexec: invalid --store URL: the port' "says what is wrong"
 is "$(grep -c s3cret err)" 0 "never repeats the password"
 for bad in 'http://h' 'redis://' 'redis://h/x' 'unix://rel.sock' \
-    'unix:///s?db=x' 'redis://user@h'; do
+    'unix:///s?db=x' 'redis://@h' 'rediss://' 'redis://u:p@h:0'; do
 	"$CBEXEC" --store "$bad" --name x -- true >out 2>err; rc=$?
 	is "$rc:$(head -1 err | cut -c1-27)" "125:cbexec: invalid --store URL" \
 	    "malformed URL '$bad': 125, one line"

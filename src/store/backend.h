@@ -38,7 +38,12 @@ struct store {
 	double renewed;		/* mono_now() when the request that last
 				 * set the lease was sent */
 	int interrupted;	/* the last command: an operator signal */
+	int refused;		/* the store answered and refused us (a
+				 * replica, a certificate, a password), or
+				 * the settings cannot work: no fallback */
 	const char *password;	/* store_cfg's */
+	const char *ca, *cert, *key;	/* store_cfg's */
+	int replicas;
 	union {			/* the backend's own */
 		struct store_redis *r;
 		void *priv;

@@ -35,6 +35,7 @@ static const struct {
 	const struct store_backend *be;
 } schemes[] = {
 	{ "redis", &store_redis },
+	{ "rediss", &store_redis },
 	{ "unix", &store_redis },
 };
 
@@ -108,6 +109,10 @@ store_open(struct store **stp, const struct store_cfg *cfg, char *err,
 	st->lease = cfg->lease;
 	st->timeout = cfg->timeout;
 	st->password = cfg->password;
+	st->ca = cfg->ca;
+	st->cert = cfg->cert;
+	st->key = cfg->key;
+	st->replicas = cfg->replicas;
 	st->clock_at = -1;
 	if (cfg->poll != NULL)
 		poll_fn = cfg->poll;
@@ -129,6 +134,8 @@ store_open(struct store **stp, const struct store_cfg *cfg, char *err,
 		return 0;
 	if (st->interrupted)
 		rc = -3;
+	else if (st->refused)
+		rc = -2;
 fail:
 	store_close(st);
 	*stp = NULL;
