@@ -5,7 +5,9 @@
  * time) reads CLOCK_SKEW seconds ahead (negative: behind); the monotonic
  * clocks are left alone.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/time.h>

@@ -18,7 +18,14 @@
  * would never see the state file's temp file.  Only calls cbexec itself
  * makes through the PLT are affected; nothing inside libc is.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
+/* Built with the project's CPPFLAGS, whose pkg-config part may say
+ * -D_FILE_OFFSET_BITS=64: that makes <fcntl.h> rename open to open64,
+ * and the two definitions below would be one symbol defined twice.  Each
+ * is defined here under its own name. */
+#undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
