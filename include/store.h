@@ -183,6 +183,13 @@ struct store {
  */
 int store_url_check(const char *url, char *label, size_t labellen,
     char *err, size_t errlen);
+/*
+ * Where the password of a URL is (from the first "://" on), as the
+ * --store parser reads it, whatever characters it holds: 1 with its
+ * offset and length in url, 0 when it has none.  cbexec overwrites it
+ * there in its argv and environment.
+ */
+int store_url_password(const char *url, size_t *off, size_t *len);
 
 /*
  * Open a handle: nothing to do for a file; for Redis connect (within

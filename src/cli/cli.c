@@ -298,8 +298,9 @@ static const struct opt opts[] = {
 	    "cannot be reached (said in the log and metrics;\n"
 	    "with --account: refused, 125)" },
 	{ "store-password-file", required_argument, 0, O_STORE_PASSWORD_FILE,
-	    CAT_STORE, " F", "the store's password, the first line of F (yours,\n"
-	    "mode 0600 or stricter); or CBEXEC_STORE_PASSWORD" },
+	    CAT_STORE, " F", "the store's password, the first line of F (a\n"
+	    "regular file, yours, mode 0600 or stricter; a FIFO\n"
+	    "is 125 at once); or CBEXEC_STORE_PASSWORD" },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -508,13 +509,15 @@ store_password_file(struct options *o, const char *path, char *err,
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	/* Non-blocking and a regular file only: a FIFO at the path is
+	 * refused at once, never waited on in open(2). */
+	if ((fd = file_open(path, O_RDONLY, 0, 0)) < 0)
+		return errf(err, len, "--store-password-file %s: %s", path,
+		    file_why(fd));
+	if (fstat(fd, &sb) == -1) {
+		close(fd);
 		return errf(err, len, "--store-password-file %s: %s", path,
 		    strerror(errno));
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return errf(err, len, "--store-password-file %s: not a "
-		    "regular file", path);
 	}
 	if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
 		close(fd);
@@ -1357,22 +1360,20 @@ cli_is_flag(const char *key)
 }
 
 
-/* The password of a URL (scheme://user:password@host...) in s, if any,
- * overwritten with '*' in place. */
+/* The password of each URL (scheme://user:password@host...) in s,
+ * overwritten with '*' in place: the bytes the --store parser takes for
+ * the password (store_url_password), so what connects is what is wiped. */
 static void
 wipe_url_password(char *s)
 {
-	char *p, *at, *colon, *end;
+	size_t off, len;
+	char *p;
 
-	if ((p = strstr(s, "://")) == NULL)
-		return;
-	p += 3;
-	end = p + strcspn(p, "/?");
-	if ((at = memrchr(p, '@', (size_t)(end - p))) == NULL ||
-	    (colon = memchr(p, ':', (size_t)(at - p))) == NULL)
-		return;
-	for (colon++; colon < at; colon++)
-		*colon = '*';
+	while ((p = strstr(s, "://")) != NULL) {
+		if (store_url_password(p, &off, &len))
+			memset(p + off, '*', len);
+		s = p + 3;
+	}
 }
 
 int

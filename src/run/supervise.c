@@ -808,6 +808,22 @@ setup_output(int i)
 	grow_pipe(fd);
 }
 
+/*
+ * libev's own system calls failed where it cannot go on (no descriptor
+ * left for its signal pipe or epoll, under a small ulimit -n): it would
+ * abort.  cbexec's failure instead: the message and 125.  What a run had
+ * started, the watchdog kills when cbexec is gone.
+ */
+static void
+on_syserr(const char *msg)
+{
+	int e = errno;
+
+	fprintf(stderr, "cbexec: %s: %s\n", msg, strerror(e));
+	fflush(stderr);
+	_exit(125);
+}
+
 int
 sup_init(void)
 {
@@ -828,6 +844,7 @@ sup_init(void)
 	watch_want();
 	if (spawn_init(sigs, n) == -1)
 		return -1;
+	ev_set_syserr_cb(on_syserr);
 	if ((sup_loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {
 		errno = ENOMEM;
 		return -1;

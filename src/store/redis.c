@@ -159,10 +159,40 @@ parse_db(const char *s, size_t n, long *db)
 	return 0;
 }
 
+/*
+ * The userinfo of the authority that starts at p (just after "://"), as
+ * url_parse() reads it and as the password wiper (cli.c, through
+ * store_url_password) must find it: the authority runs to the first '/',
+ * the userinfo to the first '@' in it, the password from the userinfo's
+ * first ':' to that '@' -- a '?' or '#' in between is part of it.  The
+ * '@' (NULL: no userinfo) and the ':' (NULL: none) in *at and *colon.
+ */
+static void
+url_userinfo(const char *p, const char **at, const char **colon)
+{
+	*at = memchr(p, '@', strcspn(p, "/"));
+	*colon = *at != NULL ? memchr(p, ':', (size_t)(*at - p)) : NULL;
+}
+
+int
+store_url_password(const char *url, size_t *off, size_t *len)
+{
+	const char *p = strstr(url, "://"), *at, *colon;
+
+	if (p == NULL)
+		return 0;
+	url_userinfo(p + 3, &at, &colon);
+	if (colon == NULL)
+		return 0;
+	*off = (size_t)(colon + 1 - url);
+	*len = (size_t)(at - colon - 1);
+	return 1;
+}
+
 static int
 url_parse(const char *url, struct url *u, const char **why)
 {
-	const char *p, *at, *slash, *host, *hend, *q;
+	const char *p, *at, *colon, *host, *hend, *q;
 	size_t i, n;
 
 	memset(u, 0, sizeof(*u));
@@ -193,11 +223,8 @@ url_parse(const char *url, struct url *u, const char **why)
 		return -1;
 	}
 	p = url + 8;
-	slash = strchr(p, '/');
-	at = memchr(p, '@', slash != NULL ? (size_t)(slash - p) : strlen(p));
+	url_userinfo(p, &at, &colon);
 	if (at != NULL) {
-		const char *colon = memchr(p, ':', (size_t)(at - p));
-
 		if (colon == NULL) {
 			*why = "credentials are user:password@ (or "
 			    ":password@)";
