@@ -184,7 +184,8 @@ static const struct opt opts[] = {
 	    "wait for the lock instead of exiting BUSY (D after\n"
 	    "'=': --wait-lock=30s)" },
 	{ "on-state-change", required_argument, 0, O_ON_CHANGE, CAT_RUNNING,
-	    " CMD", "run /bin/sh -c CMD after every transition" },
+	    " CMD", "run /bin/sh -c CMD after every transition\n"
+	    "(killed after --kill-after, or when --budget ends)" },
 	{ "ok-exit-codes", required_argument, 0, O_OK_CODES, CAT_RUNNING,
 	    " LIST", "exit codes that count as success (0)" },
 	{ "ignore-exit-codes", required_argument, 0, O_IGNORE_CODES,
@@ -215,7 +216,8 @@ static const struct opt opts[] = {
 	    "git,files,status,cmd,exit,auto (auto); with\n"
 	    "--record: yes, no or auto" },
 	{ "progress-cmd", required_argument, 0, O_PROGRESS_CMD, CAT_RUNNING,
-	    " CMD", "prints key=value lines or one number" },
+	    " CMD", "prints key=value lines or one number (killed\n"
+	    "after --timeout, or when --budget ends)" },
 	{ "watch", required_argument, 0, O_WATCH, CAT_RUNNING, " DIR",
 	    "directory for --progress files (repeatable)" },
 	{ "exclude", required_argument, 0, O_EXCLUDE, CAT_RUNNING, " GLOB",

@@ -716,6 +716,8 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 	v->c = c;
 	if (o->budget > 0)
 		v->deadline = mono_now() + o->budget;
+	/* git, --progress-cmd and the hook never outlast the budget. */
+	child_budget(v->deadline);
 	v->st.lock_fd = -1;
 	v->rep.log_fd = -1;
 	if (o->store != NULL && store_url_check(o->store, v->store_label,
@@ -834,6 +836,7 @@ inv_end(struct inv *v)
 		breaker_free(&v->s);
 	v->loaded = 0;
 	child_keepalive(NULL, NULL, 0);
+	child_budget(0);
 	store_close(&v->st);
 }
 

@@ -153,16 +153,18 @@ hook_sink(void *ctx, const char *p, size_t n)
 }
 
 static void
-hook_wait(struct reporter *r, pid_t pid, int fd, double timeout)
+hook_wait(struct reporter *r, pid_t pid, int fd, double at, double timeout)
 {
 	struct hook_out h = { .r = r, .lb = { .n = 0 } };
+	double until = child_bound(at);
 	int status = 0, rc;
 	char sb[16];
 
-	rc = child_wait(pid, fd, mono_now() + timeout, 0, hook_sink, &h,
-	    &status);
+	rc = child_wait(pid, fd, until, 0, hook_sink, &h, &status);
 	hook_output(r, &h.lb, NULL, 0, 1);
-	if (rc == CHILD_TIMEOUT)
+	if (rc == CHILD_TIMEOUT && until != at)
+		report_warn(r, "hook killed: the --budget ran out");
+	else if (rc == CHILD_TIMEOUT)
 		report_warn(r, "hook timed out after %gs; killed", timeout);
 	else if (rc == CHILD_INTERRUPTED)
 		report_warn(r, "hook interrupted; killed");
@@ -179,12 +181,20 @@ run_hook(struct reporter *r, const struct cb_transition *t,
     const struct cb_state *before, long iteration)
 {
 	double timeout = r->hook_timeout > 0 ? r->hook_timeout : HOOK_TIMEOUT;
+	double at;
 	char *argv[] = { "/bin/sh", "-c", (char *)r->hook, NULL };
 	size_t nb = 0, i;
 	char **envp;
 	pid_t pid;
 	int fd;
 
+	/* What is left of the --budget bounds it too (SPEC §11): once the
+	 * budget is spent, it is not started. */
+	at = mono_now() + timeout;
+	if (child_bound(at) <= mono_now()) {
+		report_warn(r, "hook not run: the --budget is spent");
+		return;
+	}
 	if ((envp = hook_env(r, t, before, iteration, &nb)) == NULL) {
 		report_warn(r, "hook: %s", strerror(ENOMEM));
 		return;
@@ -194,7 +204,7 @@ run_hook(struct reporter *r, const struct cb_transition *t,
 	if ((pid = child_spawn(argv, envp, CHILD_ERR_PIPE, 1, &fd)) == -1)
 		report_warn(r, "hook: %s", strerror(errno));
 	else
-		hook_wait(r, pid, fd, timeout);
+		hook_wait(r, pid, fd, at, timeout);
 	for (i = nb; envp[i] != NULL; i++)
 		free(envp[i]);
 	free(envp);

@@ -20,6 +20,8 @@
  * has exited reads only what is there already: a background process it
  * left holding the pipe cannot keep cbexec waiting.  A deadline or an
  * interrupt kills the helper's group and the helper, then reaps it.
+ * Whatever deadline the caller gives, the end of the --budget comes
+ * first when it is sooner (child_budget).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -113,6 +115,24 @@ child_reap(pid_t pid, int *status)
 	return 0;
 }
 
+/* The end of the invocation's --budget (mono_now() clock; 0: none):
+ * no helper's wait goes past it (SPEC §11, "Every wait is bounded"). */
+static double budget_end;
+
+void
+child_budget(double deadline)
+{
+	budget_end = deadline;
+}
+
+double
+child_bound(double at)
+{
+	if (budget_end > 0 && (at <= 0 || budget_end < at))
+		return budget_end;
+	return at;
+}
+
 #define SLICE_MS	50		/* how often a running helper is checked */
 #define DRAIN_MAX	(1 << 20)	/* bytes read after the helper exited */
 
@@ -170,6 +190,7 @@ child_wait(pid_t pid, int fd, double deadline, int kill_group,
 
 	if (fd >= 0)
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	deadline = child_bound(deadline);
 	watch_group(WATCH_HELPER, pid);
 	sup_hold();
 	for (;;) {
