@@ -167,7 +167,8 @@ static const struct opt opts[] = {
 	    "after a failure wait D, doubling to MAX (10xD)" },
 	{ "config", required_argument, 'c', O_CONFIG, CAT_RUNNING, " FILE",
 	    "JSON config (default: ~/.config/cbexec/config.json,\n"
-	    "then .cbexec/config.json if approved with\n"
+	    "yours and writable by nobody else, then\n"
+	    ".cbexec/config.json if approved with\n"
 	    "--allow-config: the command can write it)" },
 	{ "no-prompt", no_argument, 0, O_NO_PROMPT, CAT_RUNNING, "",
 	    "never show the menu when the circuit opens" },
@@ -253,7 +254,10 @@ static const struct opt opts[] = {
 	    "the store), OPEN first" },
 	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG, CAT_OPERATOR,
 	    " [FILE]", "approve FILE's content (.cbexec/config.json) as\n"
-	    "the work tree's config; a changed one is refused" },
+	    "the work tree's config; a changed one is refused;\n"
+	    "only the operator approves: refused inside a run\n"
+	    "and while one goes on, and an approval written\n"
+	    "during a run is revoked after it" },
 	{ "agent", required_argument, 0, O_AGENT, CAT_AGENTS | COMMON,
 	    " NAME", "the AI client COMMAND runs (default: from its\n"
 	    "name): claude, codex, gemini, ..., or none" },
