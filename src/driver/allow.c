@@ -433,8 +433,13 @@ allow_guard_begin(void)
 		return;
 	}
 	/* allow/ made as --allow-config makes it, and trusted; else no
-	 * registration (and no approval is read there either). */
-	if (trusted_dir(guard.reg, stat(guard.dir, &st) == -1, err,
+	 * registration (and no approval is read there either).  A state
+	 * directory that does not exist (a user of --state alone) is not
+	 * made for it: it holds no approval yet, and one written there
+	 * during the run is revoked after it all the same (guard.since). */
+	if (file_dir_of(guard.dir, err, sizeof(err)) == -1 ||
+	    stat(err, &st) == -1 ||
+	    trusted_dir(guard.reg, stat(guard.dir, &st) == -1, err,
 	    sizeof(err)) == -1 ||
 	    (fd = open(guard.reg, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0600)) == -1) {

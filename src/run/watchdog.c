@@ -165,18 +165,23 @@ __attribute__((no_sanitize_address))
 static int
 wd_parent_stopped(void)
 {
-	char path[40] = "/proc/", buf[512], digits[24];
+	static const char pre[] = "/proc/", post[] = "/stat";
+	char path[40], buf[512], digits[24];
 	long pid = wd_sys(SYS_getppid, 0, 0, 0, 0, 0), n, fd;
-	int i = 0, j = 6, close_paren = -1;
+	int i = 0, j, close_paren = -1;
 
 	if (pid <= 1)
 		return 0;
+	/* Byte by byte: no C library call (memcpy may be an interposer's). */
+	for (j = 0; pre[j] != '\0'; j++)
+		path[j] = pre[j];
 	do
 		digits[i++] = (char)('0' + pid % 10);
 	while ((pid /= 10) > 0);
 	while (i > 0)
 		path[j++] = digits[--i];
-	memcpy(path + j, "/stat", 6);
+	for (i = 0; i < (int)sizeof(post); i++)
+		path[j++] = post[i];
 	if ((fd = wd_sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY |
 	    O_CLOEXEC, 0, 0)) < 0)
 		return 0;
