@@ -326,9 +326,31 @@ record_names(int dfd, const char *name, char *out, size_t len)
  * (a run of pid was going on then), saying so to r, or as a note when r
  * is NULL.  Returns how many.
  */
+/* Records that were there when a registration was made in the same tick
+ * of the coarse clock (their ctime is its own): not written during it. */
+#define KEEP_MAX 16
+struct keep {
+	ino_t ino[KEEP_MAX];
+	int n;
+};
+
+static int
+kept(const struct keep *k, const struct stat *st,
+    const struct timespec *since)
+{
+	int i;
+
+	if (k == NULL || ts_before(since, &st->st_ctim))
+		return 0;
+	for (i = 0; i < k->n; i++)
+		if (k->ino[i] == st->st_ino)
+			return 1;
+	return 0;
+}
+
 static int
 revoke_since(const char *dir, const struct timespec *since, pid_t pid,
-    struct reporter *r)
+    const struct keep *k, struct reporter *r)
 {
 	char path[PATH_MAX], *msg = NULL, *q;
 	struct dirent *e;
@@ -340,7 +362,8 @@ revoke_since(const char *dir, const struct timespec *since, pid_t pid,
 		return 0;
 	while ((e = readdir(d)) != NULL) {
 		if (!hex64(e->d_name) || fstatat(dirfd(d), e->d_name, &st,
-		    AT_SYMLINK_NOFOLLOW) == -1 || ts_before(&st.st_ctim, since))
+		    AT_SYMLINK_NOFOLLOW) == -1 ||
+		    ts_before(&st.st_ctim, since) || kept(k, &st, since))
 			continue;
 		record_names(dirfd(d), e->d_name, path, sizeof(path));
 		if (unlinkat(dirfd(d), e->d_name, 0) == -1)
@@ -389,7 +412,7 @@ runs_going_on(const char *dir, struct timespec *since, pid_t *pid)
 		    AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
 		if (!alive) {
-			revoke_since(dir, &st.st_ctim, p, NULL);
+			revoke_since(dir, &st.st_ctim, p, NULL, NULL);
 			unlinkat(dirfd(d), e->d_name, 0);
 		} else if (p != getpid() && (*pid == 0 ||
 		    ts_before(&st.st_ctim, since))) {
@@ -404,15 +427,38 @@ runs_going_on(const char *dir, struct timespec *since, pid_t *pid)
 static struct {
 	char *dir, *reg;
 	struct timespec since;
+	struct keep keep;
 	int on;
 } guard;
+
+/* The records of dir whose ctime is since: there before the
+ * registration made at that tick. */
+static void
+keep_same_tick(const char *dir, const struct timespec *since,
+    struct keep *k)
+{
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	k->n = 0;
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL && k->n < KEEP_MAX)
+		if (hex64(e->d_name) && fstatat(dirfd(d), e->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !ts_before(&st.st_ctim, since) &&
+		    !ts_before(since, &st.st_ctim))
+			k->ino[k->n++] = st.st_ino;
+	closedir(d);
+}
 
 void
 allow_guard_begin(void)
 {
 	char err[512];
-	struct stat st;
-	int fd;
+	struct stat st, ds;
+	int fd, have_ds;
 
 	if (guard.on)
 		return;
@@ -437,10 +483,10 @@ allow_guard_begin(void)
 	 * directory that does not exist (a user of --state alone) is not
 	 * made for it: it holds no approval yet, and one written there
 	 * during the run is revoked after it all the same (guard.since). */
+	have_ds = stat(guard.dir, &ds) == 0;
 	if (file_dir_of(guard.dir, err, sizeof(err)) == -1 ||
 	    stat(err, &st) == -1 ||
-	    trusted_dir(guard.reg, stat(guard.dir, &st) == -1, err,
-	    sizeof(err)) == -1 ||
+	    trusted_dir(guard.reg, !have_ds, err, sizeof(err)) == -1 ||
 	    (fd = open(guard.reg, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0600)) == -1) {
 		free(guard.reg);
@@ -451,6 +497,11 @@ allow_guard_begin(void)
 	if (fstat(fd, &st) == 0)
 		guard.since = st.st_ctim;
 	close(fd);
+	/* allow/ changed in this very tick, just before (an approval made
+	 * right before this run): those records share the registration's
+	 * ctime, and are noted so as not to be taken for the run's. */
+	if (have_ds && !ts_before(&ds.st_ctim, &guard.since))
+		keep_same_tick(guard.dir, &guard.since, &guard.keep);
 }
 
 void
@@ -459,7 +510,8 @@ allow_guard_end(struct reporter *r)
 	if (!guard.on)
 		return;
 	if (guard.dir != NULL)
-		revoke_since(guard.dir, &guard.since, getpid(), r);
+		revoke_since(guard.dir, &guard.since, getpid(), &guard.keep,
+		    r);
 	if (guard.reg != NULL)
 		unlink(guard.reg);
 	free(guard.reg);
