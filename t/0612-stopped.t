@@ -100,6 +100,16 @@ kill -CONT "$p"; wait "$p"; rc=$?
 is "$rc" 1 "... and cbexec goes on: the run's own exit status"
 like "$(cat err)" "hook (killed|timed out)" "... saying the hook was killed"
 
+# --- a command that stops cbexec and exits before the deadline: its own
+# exit status, though cbexec is continued only after the deadline.
+t0=$(ms)
+bcb --name ex -t 1 -T 3 -- sh -c 'kill -STOP $PPID; exit 3' >out 2>err & p=$!
+poll_until 10 stopped "$p"
+sleep 2
+kill -CONT "$p"; wait "$p"; rc=$?
+is "$rc" 3 "the command exited (3) before the deadline: its status, not 124"
+is "$(jget "$CBEXEC_STATE_DIR/ex.json" outcome)" EXIT "... and the state says so"
+
 # --- stopped by the operator with no deadline near: nothing happens.
 rm -f c.pid
 bcb --name op -t 20 -- sh -c 'echo $$ >c.pid; exec sleep 1' >out 2>err & p=$!

@@ -68,12 +68,14 @@ void watch_deadline(int slot, int sig, double sig_at, double kill_after,
 void watch_lease(int slot, double at);
 void watch_sent(int slot, int sig, double kill_at);
 void watch_quiet(int slot);
-/* What the watchdog did to the group in slot (WATCH_WD_*, 0: nothing),
- * and in *why (may be NULL) the limit its deadline was. */
+/* What was sent to the group in slot, by cbexec and by the watchdog
+ * (WATCH_*), and in *why (may be NULL) the limit its deadline was. */
 enum {
 	WATCH_SENT = 1, WATCH_KILLED = 2,	/* cbexec did */
 	WATCH_WD_SENT = 4, WATCH_WD_KILLED = 8,	/* the watchdog did */
-	WATCH_WD_LEASE = 16			/* ... for the lease */
+	WATCH_WD_LEASE = 16,			/* ... for the lease */
+	WATCH_WD_AFTER = 32	/* ... after the leader had exited: only
+				 * leftovers, the run was no timeout */
 };
 int watch_fired(int slot, int *why);
 void watch_release(void);	/* no group to guard: it may exit now */

@@ -126,8 +126,10 @@ watch_ended(struct run *r)
 {
 	int why, did = watch_fired(WATCH_RUN, &why);
 
+	/* Only when the watchdog was first: a stop cbexec began itself
+	 * (an interrupt, a cap) keeps its own meaning. */
 	if (!(did & (WATCH_WD_SENT | WATCH_WD_KILLED)) ||
-	    (did & WATCH_WD_LEASE))
+	    (did & (WATCH_SENT | WATCH_WD_LEASE | WATCH_WD_AFTER)))
 		return;
 	r->res->timed_out = 1;
 	r->res->signalled_by_us = 1;

@@ -159,18 +159,18 @@ wd_now(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* cbexec, our parent, is stopped (SIGSTOP, SIGTSTP): its /proc stat's
- * state, after the last ')', is T. */
+/* The state letter of process pid in its /proc stat (after the last
+ * ')'): T stopped, Z a zombie...; 0 when there is no such process. */
 __attribute__((no_sanitize_address))
-static int
-wd_parent_stopped(void)
+static char
+wd_state(long pid)
 {
 	static const char pre[] = "/proc/", post[] = "/stat";
 	char path[40], buf[512], digits[24];
-	long pid = wd_sys(SYS_getppid, 0, 0, 0, 0, 0), n, fd;
+	long n, fd;
 	int i = 0, j, close_paren = -1;
 
-	if (pid <= 1)
+	if (pid <= 0)
 		return 0;
 	/* Byte by byte: no C library call (memcpy may be an interposer's). */
 	for (j = 0; pre[j] != '\0'; j++)
@@ -190,8 +190,30 @@ wd_parent_stopped(void)
 	for (i = 0; i < n; i++)
 		if (buf[i] == ')')
 			close_paren = i;
-	return close_paren >= 0 && close_paren + 2 < n &&
-	    (buf[close_paren + 2] == 'T' || buf[close_paren + 2] == 't');
+	return close_paren >= 0 && close_paren + 2 < n ?
+	    buf[close_paren + 2] : 0;
+}
+
+/* cbexec, our parent, is stopped (SIGSTOP, SIGTSTP, a tracer). */
+__attribute__((no_sanitize_address))
+static int
+wd_parent_stopped(void)
+{
+	long ppid = wd_sys(SYS_getppid, 0, 0, 0, 0, 0);
+	char c = ppid > 1 ? wd_state(ppid) : 0;
+
+	return c == 'T' || c == 't';
+}
+
+/* The group's leader (the command, or the helper) has exited already: a
+ * zombie cbexec has not reaped, or gone. */
+__attribute__((no_sanitize_address))
+static int
+wd_over(pid_t pgid)
+{
+	char c = wd_state(pgid);
+
+	return c == 0 || c == 'Z' || c == 'X';
 }
 
 /* Send sig to the group and its leader, and SIGCONT with any signal but
@@ -261,6 +283,11 @@ wd_slot(struct wslot *s, long long now, int *stopped, long long *next)
 	}
 	if (!(done & (WATCH_SENT | WATCH_KILLED | WATCH_WD_SENT)) &&
 	    wd_due(LD(s->sig_at), now, stopped, next)) {
+		/* A leader that had exited before (cbexec had not yet
+		 * reaped it): what is left is ended, but the run itself
+		 * was no timeout. */
+		__atomic_or_fetch(&s->done, wd_over(pgid) ? WATCH_WD_AFTER : 0,
+		    __ATOMIC_SEQ_CST);
 		if (sig != 0)
 			wd_kill(pgid, sig);
 		__atomic_or_fetch(&s->done, WATCH_WD_SENT, __ATOMIC_SEQ_CST);
@@ -273,6 +300,9 @@ wd_slot(struct wslot *s, long long now, int *stopped, long long *next)
 	kat = LD(s->kill_at);
 	if (!(done & (WATCH_KILLED | WATCH_WD_KILLED)) &&
 	    wd_due(kat, now, stopped, next)) {
+		if (!(done & (WATCH_SENT | WATCH_WD_SENT)) && wd_over(pgid))
+			__atomic_or_fetch(&s->done, WATCH_WD_AFTER,
+			    __ATOMIC_SEQ_CST);
 		wd_kill(pgid, SIGKILL);
 		__atomic_or_fetch(&s->done, WATCH_WD_KILLED,
 		    __ATOMIC_SEQ_CST);
@@ -600,5 +630,5 @@ watch_fired(int slot, int *why)
 	done = LD(page->s[slot].done);
 	if (why != NULL)
 		*why = LD(page->s[slot].why);
-	return done & (WATCH_WD_SENT | WATCH_WD_KILLED | WATCH_WD_LEASE);
+	return done;
 }
