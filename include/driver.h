@@ -44,8 +44,20 @@ int driver_run(struct options *o, const struct circuit *c);
  * working directory's .cbexec/config.json if approved (a notice when it
  * is not).  0, or -1 with the message in err. */
 int config_implicit(struct options *o, char *err, size_t len);
-/* --allow-config [FILE]: approve FILE's present content; exit status. */
+/* --allow-config [FILE]: approve FILE's present content; exit status.
+ * Refused (125) inside a run of cbexec and while one goes on. */
 int config_allow(const struct options *o);
+/*
+ * Only the operator approves (allow.c): allow_guard_begin() registers
+ * this invocation's runs as going on, before the first; allow_guard_end()
+ * revokes every approval written since, saying so to r, and ends the
+ * registration.  allow_log_notes(): what config_implicit() said on
+ * stderr (an approved config gone, approvals revoked), into r's log.
+ */
+struct reporter;
+void allow_guard_begin(void);
+void allow_guard_end(struct reporter *r);
+void allow_log_notes(struct reporter *r);
 
 /* --status, --history, --reset-circuit, --trip, --skip, --unskip. */
 int ops_status(const struct options *o, const struct circuit *c);

@@ -113,6 +113,12 @@ void report_transition(struct reporter *r, const struct cb_transition *t,
 /* An operator event (reset, trip, skip, guidance) in the log and, unless
  * quiet, on stderr. */
 void report_event(struct reporter *r, const char *event, const char *reason);
+/* What the operator must hear of even under -q (an approval revoked, an
+ * approved config gone): "cbexec: MSG" on stderr unless silent (-qq),
+ * and an object of event with MSG as its reason in the log.  With
+ * logged set, MSG was said on stderr already: only the log. */
+void report_notice(struct reporter *r, const char *event, const char *msg,
+    int logged);
 
 /*
  * The ---CIRCUIT_BREAKER_OPEN--- block on stderr and in the log.  st is the

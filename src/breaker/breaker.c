@@ -561,12 +561,13 @@ record(struct cb_state *s, const struct cb_limits *l,
 	/* Only a caller that skipped breaker_admit() gets here. */
 	if (s->state == CB_OPEN)
 		return;
-	/* Rule 8: nothing will work before the provider's reset time; one
-	 * already past (read a little late) allows a trial at once. */
+	/* Rule 8: nothing will work before the provider's reset time.  One
+	 * already past is no reset time (SPEC §11: the limit was met after
+	 * it, so it still holds): the wait is as without one, --cooldown or
+	 * 5 minutes doubling, never a retry at once. */
 	if (run->usage_limit) {
-		open_until(s, l, res, "usage limit", run->retry_at <= 0 ?
-		    now + limit_wait(s, l) : run->retry_at > now ?
-		    run->retry_at : now, now);
+		open_until(s, l, res, "usage limit", run->retry_at > now ?
+		    run->retry_at : now + limit_wait(s, l), now);
 		return;
 	}
 	if (s->state == CB_HALF_OPEN && s->trials_left > 0) {

@@ -168,7 +168,8 @@ static const struct opt opts[] = {
 	    "after a failure wait D, doubling to MAX (10xD)" },
 	{ "config", required_argument, 'c', O_CONFIG, CAT_RUNNING, " FILE",
 	    "JSON config (default: ~/.config/cbexec/config.json,\n"
-	    "then .cbexec/config.json if approved with\n"
+	    "yours and writable by nobody else, then\n"
+	    ".cbexec/config.json if approved with\n"
 	    "--allow-config: the command can write it)" },
 	{ "no-prompt", no_argument, 0, O_NO_PROMPT, CAT_RUNNING, "",
 	    "never show the menu when the circuit opens" },
@@ -185,7 +186,8 @@ static const struct opt opts[] = {
 	    "wait for the lock instead of exiting BUSY (D after\n"
 	    "'=': --wait-lock=30s)" },
 	{ "on-state-change", required_argument, 0, O_ON_CHANGE, CAT_RUNNING,
-	    " CMD", "run /bin/sh -c CMD after every transition" },
+	    " CMD", "run /bin/sh -c CMD after every transition\n"
+	    "(killed after --kill-after, or when --budget ends)" },
 	{ "on-run", required_argument, 0, O_ON_RUN, CAT_RUNNING, " CMD",
 	    "run /bin/sh -c CMD before and after each run\n"
 	    "(CBEXEC_EVENT=start|end, CBEXEC_RESULT, ...)" },
@@ -219,7 +221,8 @@ static const struct opt opts[] = {
 	    "git,files,status,cmd,exit,auto (auto); with\n"
 	    "--record: yes, no or auto" },
 	{ "progress-cmd", required_argument, 0, O_PROGRESS_CMD, CAT_RUNNING,
-	    " CMD", "prints key=value lines or one number" },
+	    " CMD", "prints key=value lines or one number (killed\n"
+	    "after --timeout, or when --budget ends)" },
 	{ "watch", required_argument, 0, O_WATCH, CAT_RUNNING, " DIR",
 	    "directory for --progress files (repeatable)" },
 	{ "exclude", required_argument, 0, O_EXCLUDE, CAT_RUNNING, " GLOB",
@@ -255,7 +258,10 @@ static const struct opt opts[] = {
 	    "the store), OPEN first" },
 	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG, CAT_OPERATOR,
 	    " [FILE]", "approve FILE's content (.cbexec/config.json) as\n"
-	    "the work tree's config; a changed one is refused" },
+	    "the work tree's config; a changed one is refused;\n"
+	    "only the operator approves: refused inside a run\n"
+	    "and while one goes on, and an approval written\n"
+	    "during a run is revoked after it" },
 	{ "agent", required_argument, 0, O_AGENT, CAT_AGENTS | COMMON,
 	    " NAME", "the AI client COMMAND runs (default: from its\n"
 	    "name): claude, codex, gemini, ..., or none" },
@@ -304,8 +310,9 @@ static const struct opt opts[] = {
 	    "cannot be reached (said in the log and metrics;\n"
 	    "with --account: refused, 125)" },
 	{ "store-password-file", required_argument, 0, O_STORE_PASSWORD_FILE,
-	    CAT_STORE, " F", "the store's password, the first line of F (yours,\n"
-	    "mode 0600 or stricter); or CBEXEC_STORE_PASSWORD" },
+	    CAT_STORE, " F", "the store's password, the first line of F (a\n"
+	    "regular file, yours, mode 0600 or stricter; a FIFO\n"
+	    "is 125 at once); or CBEXEC_STORE_PASSWORD" },
 	{ "store-ca", required_argument, 0, O_STORE_CA, CAT_STORE, " F",
 	    "rediss://: trust the CA certificates in F (PEM),\n"
 	    "not the system's; the host name is verified" },
@@ -527,13 +534,15 @@ store_password_file(struct options *o, const char *path, char *err,
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	/* Non-blocking and a regular file only: a FIFO at the path is
+	 * refused at once, never waited on in open(2). */
+	if ((fd = file_open(path, O_RDONLY, 0, 0)) < 0)
+		return errf(err, len, "--store-password-file %s: %s", path,
+		    file_why(fd));
+	if (fstat(fd, &sb) == -1) {
+		close(fd);
 		return errf(err, len, "--store-password-file %s: %s", path,
 		    strerror(errno));
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return errf(err, len, "--store-password-file %s: not a "
-		    "regular file", path);
 	}
 	if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
 		close(fd);
@@ -1386,22 +1395,24 @@ cli_is_flag(const char *key)
 }
 
 
-/* The password of a URL (scheme://user:password@host...) in s, if any,
- * overwritten with '*' in place. */
+/* The password of each URL (scheme://user:password@host...) in s,
+ * overwritten with '*' in place: the bytes the --store parser takes for
+ * the password (store_url_password), so what connects is what is wiped. */
 static void
 wipe_url_password(char *s)
 {
-	char *p, *at, *colon, *end;
+	size_t off, len;
+	char *p, *url;
 
-	if ((p = strstr(s, "://")) == NULL)
-		return;
-	p += 3;
-	end = p + strcspn(p, "/?");
-	if ((at = memrchr(p, '@', (size_t)(end - p))) == NULL ||
-	    (colon = memchr(p, ':', (size_t)(at - p))) == NULL)
-		return;
-	for (colon++; colon < at; colon++)
-		*colon = '*';
+	while ((p = strstr(s, "://")) != NULL) {
+		/* The URL starts at its scheme (after "--store=", say). */
+		for (url = p; url > s && (isalnum((unsigned char)url[-1]) ||
+		    strchr("+.-", url[-1]) != NULL); url--)
+			;
+		if (store_url_password(url, &off, &len))
+			memset(url + off, '*', len);
+		s = p + 3;
+	}
 }
 
 int

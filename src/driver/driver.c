@@ -813,6 +813,8 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 	v->c = c;
 	if (o->budget > 0)
 		v->deadline = mono_now() + o->budget;
+	/* git, --progress-cmd and the hook never outlast the budget. */
+	child_budget(v->deadline);
 	v->rep.log_fd = -1;
 	if (o->store != NULL && store_url_check(o->store, v->store_label,
 	    sizeof(v->store_label), err, sizeof(err)) == -1) {
@@ -939,6 +941,7 @@ inv_end(struct inv *v)
 		breaker_free(&v->s);
 	v->loaded = 0;
 	child_keepalive(NULL, NULL, 0);
+	child_budget(0);
 	store_close(v->st);
 	v->st = NULL;
 }
@@ -993,6 +996,8 @@ driver_run(struct options *o, const struct circuit *c)
 		if (ret >= 0)
 			break;
 		v.last = o->iterations > 0 && runs + 1 >= o->iterations;
+		/* From here until the end an approval does not count. */
+		allow_guard_begin();
 		if ((rc = run_once(&v, &d)) != 0) {
 			ret = rc == 1 ? interrupted(&v, runs) : CB_EXIT_ERROR;
 			break;
@@ -1049,6 +1054,8 @@ out:
 	 * meaning. */
 	if (v.write_err != 0 && (ret < CB_EXIT_OPEN || ret > CB_EXIT_BUSY))
 		ret = CB_EXIT_ERROR;
+	/* Approvals written while the runs went on are revoked. */
+	allow_guard_end(&v.rep);
 	inv_end(&v);
 	sup_done();
 	return ret;

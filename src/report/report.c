@@ -177,6 +177,18 @@ report_event(struct reporter *r, const char *event, const char *reason)
 }
 
 void
+report_notice(struct reporter *r, const char *event, const char *msg,
+    int logged)
+{
+	if (!logged && r->verbosity > -2) {
+		fputs("cbexec: ", stderr);
+		text_put(stderr, msg);
+		fputc('\n', stderr);
+	}
+	log_reason(r, event, msg);
+}
+
+void
 report_skip(struct reporter *r, const char *event,
     const struct cb_result *res, const struct cb_state *before,
     enum cb_circuit state, long iteration)

@@ -247,7 +247,12 @@ test_rule8(void)
 	ok(S.retry_at == NOW + 90, "--cooldown sets the wait");
 	fresh();
 	limit_run(NOW - 30, NOW);
-	ok(S.retry_at == NOW, "a reset time already past: a trial at once");
+	ok(S.retry_at == NOW + 300,
+	    "a reset time already past is none: 5 minutes, not a trial at once");
+	breaker_admit(&S, &L, NOW + 300, &R);
+	limit_run(NOW + 200, NOW + 301);
+	ok(S.retry_at == NOW + 301 + 600,
+	    "... and again: 10 minutes (the stated reset is past)");
 	fresh();
 	limit_run(NOW + 3 * 86400, NOW);
 	is_str(S.open_reason, "usage limit until Wed 21:00 UTC",
