@@ -169,6 +169,13 @@ test_hints(void)
 	hint("\"retry-after\":\"2\"", "-", 2);
 	hint("Rate limit reached. Please try again in 6m0s.", "-", 360);
 	hint("Retrying after 14380ms...", "-", 14.38);
+	/* Gemini's Code Assist quota, and the forms of the same kind */
+	hint("You have exhausted your capacity on this model. Your quota "
+	    "will reset after 2h52m39s.", "-", 10359);
+	hint("Your quota will reset after 19h14m47s.", "-", 69287);
+	hint("quota resets in 3h 12m", "-", 11520);
+	hint("limit resets after 2 hours 5 minutes", "-", 7500);
+	hint("usage resets in 1d4h", "-", 100800);
 	hint("nothing here", "-", 0);
 	hint("resets soon", "-", 0);
 }
