@@ -40,6 +40,7 @@ struct inv {
 				 * downstream: the loop ends */
 	int write_err;		/* writing the command's output failed
 				 * (errno, said once): 125 at the end */
+	int hot_said;		/* the hot --loop was warned of */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */

@@ -6,8 +6,8 @@
  *
  * Every state field is always written (null, or an empty object, when
  * unset), so a file shows the whole schema; an event's optional fields
- * (user, progress, exit_code, class, type, task, error_hash) appear only
- * when set.  The skips are written twice over: as the names SPEC §6 lists
+ * (user, progress, exit_code, class, type, task, error_hash, complete)
+ * appear only when set.  The skips are written twice over: as the names SPEC §6 lists
  * (skipped_phases, and skipped_tasks beside it) and as records with when,
  * why and who ("skips"); the loader takes the names as the truth.  The
  * text is written directly into one growing buffer, not built as a cJSON
@@ -267,6 +267,10 @@ put_event(struct jbuf *b, const struct cb_event *e, const char *lead)
 		ckey(b, "error_hash", 0);
 		put_str(b, e->hash);
 	}
+	if (e->complete) {
+		ckey(b, "complete", 0);
+		puts_(b, "true");
+	}
 	puts_(b, "}");
 }
 
@@ -508,10 +512,14 @@ state_text(const struct cb_state *s)
 	put_time_or_null(&b, s->opened_at);
 	key(&b, "open_reason");
 	put_str_or_null(&b, s->open_reason);
+	key(&b, "open_cause");
+	put_str_or_null(&b, cause_name(s->open_cause));
 	key(&b, "retry_at");
 	put_time_or_null(&b, s->retry_at);
 	key(&b, "outcome");
 	put_str(&b, outcome_name(s->outcome));
+	key(&b, "complete");
+	puts_(&b, s->complete ? "true" : "false");
 	key(&b, "guidance");
 	put_str_or_null(&b, s->guidance);
 	key(&b, "skipped_phases");

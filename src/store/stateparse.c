@@ -76,6 +76,13 @@ event_fields(const cJSON *j, struct cb_event *e, char *err, size_t errlen)
 			return -1;
 		e->exit_code = (int)d;
 	}
+	v = member(j, "complete");
+	if (v != NULL && !cJSON_IsNull(v)) {
+		if (!cJSON_IsBool(v))
+			return bad_field(err, errlen, "complete",
+			    "true, false or null");
+		e->complete = cJSON_IsTrue(v);
+	}
 	return 0;
 }
 
@@ -522,6 +529,21 @@ load_fields(const cJSON *j, struct cb_state *s, struct event_list *l,
 			return bad_field(err, errlen, "tripped",
 			    "true or false");
 		s->tripped = cJSON_IsTrue(v);
+	}
+	/* absent in the files of an older cbexec: a trial closes on a
+	 * success or progress, as it did */
+	v = member(j, "open_cause");
+	if (v != NULL && !cJSON_IsNull(v) && (!cJSON_IsString(v) ||
+	    cause_from_name(v->valuestring, &s->open_cause) == -1))
+		return bad_field(err, errlen, "open_cause", "\"no_progress\", "
+		    "\"errors\", \"limit\" or null");
+	/* absent in the files of an older cbexec: not complete */
+	v = member(j, "complete");
+	if (v != NULL) {
+		if (!cJSON_IsBool(v))
+			return bad_field(err, errlen, "complete",
+			    "true or false");
+		s->complete = cJSON_IsTrue(v);
 	}
 
 	v = member(j, "last_progress_metric");

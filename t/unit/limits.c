@@ -260,7 +260,8 @@ test_rule8(void)
 	is_str(S.open_reason, "usage limit until 21:00 UTC on 2026-11-25",
 	    "a reset days away names the date");
 
-	/* a trial that meets a rate limit waits again, as long as asked */
+	/* after a usage limit, a trial that meets a rate limit did not
+	 * meet the limit again: it closes the circuit (SPEC §11) */
 	fresh();
 	limit_run(NOW + 60, NOW);
 	breaker_admit(&S, &L, NOW + 60, &R);
@@ -272,8 +273,26 @@ test_rule8(void)
 	r.exit_code = 1;
 	r.retry_after = 900;
 	breaker_record(&S, &L, &r, NOW + 61, &R);
+	is_int(S.state, CB_CLOSED, "after a usage limit, a trial's rate limit "
+	    "closes it");
+	/* after errors, a trial that meets a rate limit waits again, as
+	 * long as asked */
+	fresh();
+	L.cooldown = 60;
+	for (int i = 0; i < 5; i++) {
+		struct cb_run e = r;
+
+		e.cls = CB_CLASS_RECOVERABLE;
+		e.type = "build_error";
+		e.hash = "h";
+		e.retry_after = 0;
+		breaker_record(&S, &L, &e, NOW + i, &R);
+	}
+	breaker_admit(&S, &L, S.opened_at + 60, &R);
+	breaker_record(&S, &L, &r, S.opened_at + 61, &R);
 	is_int(S.state, CB_OPEN, "a trial's rate limit re-opens it");
-	ok(S.retry_at == NOW + 61 + 900, "until the provider's retry-after");
+	ok(S.retry_at == S.opened_at + 900, "until the provider's retry-after");
+	L.cooldown = 0;
 	/* an operator's reset or trip forgets the retry time */
 	breaker_reset(&S, &L, NULL, NULL, NOW + 62, &R);
 	ok(S.retry_at < 0 && S.state == CB_CLOSED, "reset clears retry_at");
