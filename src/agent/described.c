@@ -613,6 +613,8 @@ agent_describe(const struct agent_desc *d, char *err, size_t errlen)
 
 	memset(&x, 0, sizeof(x));
 	memset(&b, 0, sizeof(b));
+	if (errlen > 0)
+		err[0] = '\0';
 	/* A later file's description of a name replaces the earlier (the
 	 * work tree's after the user's); a client cbexec knows stays. */
 	for (slot = 0; slot < n_described; slot++)
@@ -743,6 +745,12 @@ oom:
 	snprintf(err, errlen, "out of memory");
 fail:
 	extra_free(&x);
+	if (a != NULL && a->fields == NULL)
+		free(b.f);	/* not yet the row's */
+	else if (a != NULL)
+		a->n_fields = b.n;	/* every path made so far is freed */
+	else
+		free(b.f);
 	described_free(a);
 	return -1;
 }

@@ -51,13 +51,14 @@ enum row_kind {
 /*
  * A provider's machine code as its JSON (or a Python dict of it) gives
  * one: "errorType":"rate_limit", 'code': 'invalid_api_key', also inside
- * an escaped JSON string.  An underscore is part of a word (W): a
+ * an escaped JSON string (the key's end is enough: no unbounded prefix,
+ * which regexec would try from every byte of a long line).  An underscore is part of a word (W): a
  * terraform resource named rate_limit, a test named
  * test_invalid_api_key or a function rate_limited() is nobody's limit.
  * Only codes no identifier is named like (rate_limit_exceeded,
  * insufficient_quota) are words of their own.
  */
-#define CODE(x)	"[a-z_]*(type|code|reason|error|status)\\\\?[\"'] *: *" \
+#define CODE(x)	"(type|code|reason|error|status)\\\\?[\"'] *: *" \
 	"\\\\?[\"'](" x ")\\\\?[\"']"
 
 static const struct builtin {
