@@ -109,8 +109,10 @@ corpus: cbexec t/corpus/loops
 	@t/corpus/loops t/corpus
 
 # Record every client again into t/corpus/recorded/ (npm and time: the
-# clients run through every scenario), then label the new recordings.
-CORPUS_CLIENTS ?= claude codex gemini qwen opencode pi copilot cn kilo
+# clients run through every scenario), then label the new recordings;
+# grok and cline are the clients a config describes (t/agents/docs/).
+CORPUS_CLIENTS ?= claude codex gemini qwen opencode pi copilot cn kilo \
+	grok cline
 corpus-record:
 	@for c in $(CORPUS_CLIENTS); do sh t/agents/record.sh $$c || exit 1; done
 	@perl t/corpus/label.pl

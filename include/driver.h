@@ -22,7 +22,11 @@ enum cb_exit {
 	CB_EXIT_ERROR = 125,
 	CB_EXIT_NOEXEC = 126,
 	CB_EXIT_NOTFOUND = 127,
-	CB_EXIT_SIGNAL = 128		/* plus the signal number */
+	CB_EXIT_SIGNAL = 128,		/* plus the signal number */
+	/* The run reported completion (STATUS: COMPLETE, EXIT_SIGNAL:
+	 * true): never an exit status itself, main() maps it to 0 or to
+	 * --exit-codes complete=N (SPEC §11). */
+	CB_EXIT_COMPLETE = 256
 };
 
 /* Which state file, and how people should name the circuit. */

@@ -157,11 +157,12 @@ static const struct opt opts[] = {
 	{ "iterations", required_argument, 'n', O_ITERATIONS,
 	    CAT_RUNNING | COMMON, " N", "at most N runs (1)" },
 	{ "loop", no_argument, 'l', O_LOOP, CAT_RUNNING | COMMON, "",
-	    "run until done, tripped, or the budget is spent" },
+	    "run until COMPLETE, tripped, or the budget is spent" },
 	{ "until-success", no_argument, 0, O_UNTIL_SUCCESS, CAT_RUNNING, "",
 	    "with --loop/-n: stop after the first success" },
 	{ "delay", required_argument, 0, O_DELAY, CAT_RUNNING, " D",
-	    "pause between runs (0)" },
+	    "pause between runs (0: a --loop of successes\n"
+	    "runs hot, which it says once)" },
 	{ "task", required_argument, 0, O_TASK, CAT_RUNNING, " ID",
 	    "the task the run works on (STUCK rule)" },
 	{ "backoff", required_argument, 0, O_BACKOFF, CAT_RUNNING, " D[:MAX]",
@@ -234,7 +235,8 @@ static const struct opt opts[] = {
 	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS, CAT_RUNNING, "",
 	    "leave processes the command left behind" },
 	{ "exit-codes", required_argument, 0, O_EXIT_CODES, CAT_RUNNING,
-	    " LIST", "remap 120-123: open=N,stuck=N,abort=N,busy=N" },
+	    " LIST", "remap 120-123: open=N,stuck=N,abort=N,busy=N;\n"
+	    "complete=N: a run that reported completion (0)" },
 	{ "skip", no_argument, 0, O_SKIP, CAT_OPERATOR, "",
 	    "give up --phase P or --task T (default: the task\n"
 	    "the circuit is stuck on, else its phase): runs\n"
@@ -357,6 +359,8 @@ parse_exit_codes(struct options *o, const char *s)
 			o->exit_abort = (int)v;
 		else if (strcmp(tok, "busy") == 0)
 			o->exit_busy = (int)v;
+		else if (strcmp(tok, "complete") == 0)
+			o->exit_complete = (int)v;
 		else
 			goto out;
 	}
@@ -782,7 +786,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		if (parse_exit_codes(o, v) == -1)
 			return errf(err, len, "invalid value '%s' for "
 			    "--exit-codes (e.g. open=90,stuck=91,abort=92,"
-			    "busy=93)", v);
+			    "busy=93,complete=10)", v);
 		return 0;
 	case O_EXIT:
 		if (parse_long(v, 0, 255, &n) == -1)
@@ -1087,10 +1091,12 @@ static const char synopsis_short[] =
 
 static const char exits[] =
 "\nExit status:\n"
-"  0        the last run succeeded or reported completion, the phase or task\n"
-"           was skipped (not run), or Skip was chosen; --status: not OPEN\n"
+"  0        the last run succeeded or reported completion (--exit-codes\n"
+"           complete=N tells completion apart), the phase or task was\n"
+"           skipped (not run), or Skip was chosen; --status: not OPEN\n"
 "           (--status --all: none is OPEN)\n"
-"  1-119    the command's own exit status\n"
+"  1-119    the command's own exit status; 1 for a run judged a failure\n"
+"           that exited 0 (an error in a client's own result)\n"
 "  120      OPEN: the circuit is open (refused, or opened now; a usage limit\n"
 "           or a spend window over its cap holds it until it frees up), or\n"
 "           its --account's gate refused the run (--status: either refuses\n"
@@ -1100,17 +1106,18 @@ static const char exits[] =
 "  123      BUSY: another cbexec holds this circuit\n"
 "  124      TIMEOUT: --timeout, --idle-timeout or --budget ran out, a per-run\n"
 "           spend cap was crossed (outcome BUDGET), or a tool-call loop\n"
-"           was stopped\n"
+"           was stopped (by cbexec, or by the client itself)\n"
 "  125      ERROR: cbexec itself failed (usage, config, state, no such\n"
 "           circuit, I/O, a write error on stdout)\n"
 "  126      COMMAND found but not executable\n"
 "  127      COMMAND not found\n"
-"  128+N    the command was killed by signal N\n";
+"  128+N    the command was killed by signal N (a known client's own\n"
+"           status above 128, as Gemini CLI's 144 for HTTP 400, gives 1)\n";
 
 static const char exits_short[] =
 "\nExit status:\n"
 "  0        the last run succeeded or reported completion; --status: not OPEN\n"
-"  1-119    the command's own exit status\n"
+"  1-119    the command's own exit status (1: a failure it exited 0 for)\n"
 "  120      OPEN: refused, or opened by this invocation\n"
 "  121      STUCK: the same error or the same task failed repeatedly\n"
 "  122      ABORT: fatal error class, or interrupted by the operator\n"
