@@ -16,9 +16,10 @@ export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com \
 S=$SCRATCH/p.json
 DIR=repo
 ERR=$SCRATCH/err
-# judged CMD...: one run in $DIR, then "progress" or "none".
+# judged CMD...: one run in $DIR, then "progress" or "none"; its stderr
+# (warnings included) in $ERR.
 judged() {
-	"$CBEXEC" -q --no-prompt -C "$DIR" --state "$S" --progress git \
+	"$CBEXEC" --no-prompt -C "$DIR" --state "$S" --progress git \
 	    --no-progress-threshold 100000 --same-error-threshold 100000 \
 	    --max-consecutive-errors 100000 -- "$@" 2>"$ERR" >/dev/null
 	if [ "$(jget "$S" no_progress_count)" = 0 ]; then echo progress
@@ -36,9 +37,13 @@ git init -q . && echo 'ignored*' > .gitignore && echo 'build/' >> .gitignore
 echo base > a && echo other > b && printf 'b\000i\001n' > bin
 mkdir sub && echo s > sub/s && ln -s a link
 git add . && git commit -qm init && cd "$SCRATCH" || exit 1
+# A file older than the two seconds in which a snapshot reads it again
+# whatever its stat data say: used near the end, when they have passed.
+printf 'aaaa\n' > repo/old && touch -r repo/a repo/old && cp -p repo/old stamp
+T_OLD=$(date +%s)
 
 case_ none "nothing changed: no progress" true
-is "$(cat "$ERR")" "" "... and nothing said on stderr"
+is "$(grep -c warning "$ERR")" 0 "... and no warning"
 case_ progress "a tracked file edited" sh -c 'echo more >> a'
 case_ progress "the already-modified file edited again (its status letter stays M)" \
     sh -c 'echo again >> a'
@@ -94,12 +99,27 @@ case_ none "(a large tracked file, unchanged)" true
 case_ progress "a large tracked file: one byte changed in its middle" \
     sh -c 'printf x | dd of=big bs=1 seek=2500000 conv=notrunc 2>/dev/null'
 case_ progress "a large untracked file" sh -c 'head -c 5000000 /dev/zero > big2'
+case_ progress "past 4 MiB a file counts by its size and mtime: touched is progress" \
+    touch big
 
 # A FIFO: never read, never a hang.
 t0=$(date +%s)
 case_ none "a new FIFO (not a file git lists)" mkfifo pipe
 ok "$([ $(( $(date +%s) - t0 )) -lt 20 ]; echo $?)" "... at once"
-rm -f repo/pipe
+t0=$(date +%s)
+case_ progress "a tracked file replaced by a FIFO" sh -c 'rm -f b && mkfifo b'
+ok "$([ $(( $(date +%s) - t0 )) -lt 20 ]; echo $?)" "... at once"
+is "$(grep -c warning "$ERR")" 0 "... and the fingerprint taken (no warning)"
+case_ none "... and left as it is" true
+rm -f repo/b repo/pipe && git -C repo checkout -q -- b
+
+# Content, not times: an untracked file is as good as a tracked one.
+case_ progress "an untracked file" sh -c 'echo one > u1'
+case_ none "... rewritten with the bytes it had" sh -c 'echo one > u1'
+case_ progress "a name with a space and a newline" sh -c 'echo x > "s p
+n"'
+case_ progress "... its content changed" sh -c 'echo y > "s p
+n"'
 
 # A repository without commits.
 mkdir fresh && git -C fresh init -q . && DIR=fresh
@@ -124,7 +144,21 @@ if [ -d repo/inner/.git ] || [ -f repo/inner/.git ]; then
 	case_ none "... then nothing" true
 	case_ none "an edit inside the submodule (its own work tree)" \
 	    sh -c 'echo 4 > inner/f'
+	# diff.relative would leave out what is above the directory.
+	git -C repo config diff.relative true && DIR=repo/sub
+	case_ progress "a commit in the submodule, seen from a subdirectory" \
+	    sh -c 'cd ../inner && git commit -qam 4'
+	DIR=repo && git -C repo config --unset diff.relative
 else
-	for i in 1 2 3 4 5; do skip "cannot add a submodule here"; done
+	for i in 1 2 3 4 5 6; do skip "cannot add a submodule here"; done
+fi
+
+# Other bytes of the same size, the mtime put back: the snapshot that
+# remembered the file's content by its stat data reads it again.
+if [ $(( $(date +%s) - T_OLD )) -ge 3 ]; then
+	case_ progress "same size, mtime put back, other bytes" \
+	    sh -c "printf 'bbbb\n' > old && touch -r '$SCRATCH/stamp' old"
+else
+	skip "the file is not old enough yet"
 fi
 done_testing
