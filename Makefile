@@ -154,6 +154,7 @@ uninstall:
 
 clean:
 	rm -f cbexec src/*.o src/*/*.o t/unit/*.t t/faultshim.so t/clockshim.so \
+	  t/hostshim.so \
 	  t/corpus/loops
 	rm -rf t/fuzz/build
 
@@ -165,6 +166,10 @@ t/faultshim.so: t/faultshim.c
 
 # A wrong wall clock, for t/0970-store-time.t; a set one, t/0906-readme.t.
 t/clockshim.so: t/clockshim.c
+	$(CC) -shared -fPIC -O2 -Wall -o $@ $< -ldl
+
+# Another host's name, for the tests of a store shared by several hosts.
+t/hostshim.so: t/hostshim.c
 	$(CC) -shared -fPIC -O2 -Wall -o $@ $< -ldl
 
 FUZZCC ?= clang
