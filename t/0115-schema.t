@@ -5,7 +5,7 @@
 # survive a run and every operator verb byte for byte; a file of each
 # older shape (t/state/README) is read and written back in this version's
 # shape with nothing lost; a newer version is refused (125) and left as
-# it is.  t/0956-store-schema.t does the same on Redis.
+# it is.  t/0957-store-schema.t does the same on Redis.
 . "$(dirname "$0")/lib.sh"
 FIX=$T_DIR/state
 ST=$CBEXEC_STATE_DIR

@@ -141,7 +141,7 @@ conns = []
 while True:
     c, _ = s.accept(); conns.append(c)
 ' silent.port & silent=$!
-poll_until 5 test -s silent.port
+poll_until "$HELPER_START" test -s silent.port
 t0=$(ms)
 "$CBEXEC" --store "redis://127.0.0.1:$(cat silent.port)" --store-timeout 300ms \
     --name x -- touch ran-x 2>err; rc=$?

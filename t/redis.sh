@@ -44,9 +44,11 @@ REDIS_SOCK=$REDIS_DIR/redis.sock
 REDIS_URL=unix://$REDIS_SOCK
 REDIS_PID=
 
-# A loopback port nobody listens on now.
+# A loopback port nobody listens on now (perl, which prove needs anyway:
+# no interpreter start to wait for).
 free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+	perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(Listen => 1,
+	    LocalAddr => "127.0.0.1", LocalPort => 0, Proto => "tcp")->sockport'
 }
 
 rcli() { redis-cli -s "$REDIS_SOCK" "$@"; }

@@ -26,6 +26,10 @@ static const char *const class_names[] = {
 };
 static const char *const skip_kind_names[] = { "phase", "task" };
 static const char *const output_kind_names[] = { "metrics", "log" };
+/* Same order as enum cb_cause; CAUSE_NONE is null in the file. */
+static const char *const cause_names[] = {
+	"", "no_progress", "errors", "limit"
+};
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 static int
@@ -104,6 +108,24 @@ event_kind_from_name(const char *s, enum cb_event_kind *k)
 	if (i < 0)
 		return -1;
 	*k = (enum cb_event_kind)i;
+	return 0;
+}
+
+const char *
+cause_name(enum cb_cause c)
+{
+	return c != CAUSE_NONE && (unsigned)c < NELEM(cause_names) ?
+	    cause_names[c] : NULL;
+}
+
+int
+cause_from_name(const char *s, enum cb_cause *c)
+{
+	int i = lookup(cause_names, NELEM(cause_names), s);
+
+	if (i <= 0)
+		return -1;
+	*c = (enum cb_cause)i;
 	return 0;
 }
 

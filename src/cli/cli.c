@@ -158,18 +158,20 @@ static const struct opt opts[] = {
 	{ "iterations", required_argument, 'n', O_ITERATIONS,
 	    CAT_RUNNING | COMMON, " N", "at most N runs (1)" },
 	{ "loop", no_argument, 'l', O_LOOP, CAT_RUNNING | COMMON, "",
-	    "run until done, tripped, or the budget is spent" },
+	    "run until COMPLETE, tripped, or the budget is spent" },
 	{ "until-success", no_argument, 0, O_UNTIL_SUCCESS, CAT_RUNNING, "",
 	    "with --loop/-n: stop after the first success" },
 	{ "delay", required_argument, 0, O_DELAY, CAT_RUNNING, " D",
-	    "pause between runs (0)" },
+	    "pause between runs (0: a --loop of successes\n"
+	    "runs hot, which it says once)" },
 	{ "task", required_argument, 0, O_TASK, CAT_RUNNING, " ID",
 	    "the task the run works on (STUCK rule)" },
 	{ "backoff", required_argument, 0, O_BACKOFF, CAT_RUNNING, " D[:MAX]",
 	    "after a failure wait D, doubling to MAX (10xD)" },
 	{ "config", required_argument, 'c', O_CONFIG, CAT_RUNNING, " FILE",
 	    "JSON config (default: ~/.config/cbexec/config.json,\n"
-	    "then .cbexec/config.json if approved with\n"
+	    "yours and writable by nobody else, then\n"
+	    ".cbexec/config.json if approved with\n"
 	    "--allow-config: the command can write it)" },
 	{ "no-prompt", no_argument, 0, O_NO_PROMPT, CAT_RUNNING, "",
 	    "never show the menu when the circuit opens" },
@@ -186,7 +188,8 @@ static const struct opt opts[] = {
 	    "wait for the lock instead of exiting BUSY (D after\n"
 	    "'=': --wait-lock=30s)" },
 	{ "on-state-change", required_argument, 0, O_ON_CHANGE, CAT_RUNNING,
-	    " CMD", "run /bin/sh -c CMD after every transition" },
+	    " CMD", "run /bin/sh -c CMD after every transition\n"
+	    "(killed after --kill-after, or when --budget ends)" },
 	{ "on-run", required_argument, 0, O_ON_RUN, CAT_RUNNING, " CMD",
 	    "run /bin/sh -c CMD before and after each run\n"
 	    "(CBEXEC_EVENT=start|end, CBEXEC_RESULT, ...)" },
@@ -220,7 +223,8 @@ static const struct opt opts[] = {
 	    "git,files,status,cmd,exit,auto (auto); with\n"
 	    "--record: yes, no or auto" },
 	{ "progress-cmd", required_argument, 0, O_PROGRESS_CMD, CAT_RUNNING,
-	    " CMD", "prints key=value lines or one number" },
+	    " CMD", "prints key=value lines or one number (killed\n"
+	    "after --timeout, or when --budget ends)" },
 	{ "watch", required_argument, 0, O_WATCH, CAT_RUNNING, " DIR",
 	    "directory for --progress files (repeatable)" },
 	{ "exclude", required_argument, 0, O_EXCLUDE, CAT_RUNNING, " GLOB",
@@ -232,7 +236,8 @@ static const struct opt opts[] = {
 	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS, CAT_RUNNING, "",
 	    "leave processes the command left behind" },
 	{ "exit-codes", required_argument, 0, O_EXIT_CODES, CAT_RUNNING,
-	    " LIST", "remap 120-123: open=N,stuck=N,abort=N,busy=N" },
+	    " LIST", "remap 120-123: open=N,stuck=N,abort=N,busy=N;\n"
+	    "complete=N: a run that reported completion (0)" },
 	{ "skip", no_argument, 0, O_SKIP, CAT_OPERATOR, "",
 	    "give up --phase P or --task T (default: the task\n"
 	    "the circuit is stuck on, else its phase): runs\n"
@@ -256,7 +261,10 @@ static const struct opt opts[] = {
 	    "the store), OPEN first" },
 	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG, CAT_OPERATOR,
 	    " [FILE]", "approve FILE's content (.cbexec/config.json) as\n"
-	    "the work tree's config; a changed one is refused" },
+	    "the work tree's config; a changed one is refused;\n"
+	    "only the operator approves: refused inside a run\n"
+	    "and while one goes on, and an approval written\n"
+	    "during a run is revoked after it" },
 	{ "agent", required_argument, 0, O_AGENT, CAT_AGENTS | COMMON,
 	    " NAME", "the AI client COMMAND runs (default: from its\n"
 	    "name): claude, codex, gemini, ..., or none" },
@@ -305,8 +313,9 @@ static const struct opt opts[] = {
 	    "cannot be reached (said in the log and metrics;\n"
 	    "with --account: refused, 125)" },
 	{ "store-password-file", required_argument, 0, O_STORE_PASSWORD_FILE,
-	    CAT_STORE, " F", "the store's password, the first line of F (yours,\n"
-	    "mode 0600 or stricter); or CBEXEC_STORE_PASSWORD" },
+	    CAT_STORE, " F", "the store's password, the first line of F (a\n"
+	    "regular file, yours, mode 0600 or stricter; a FIFO\n"
+	    "is 125 at once); or CBEXEC_STORE_PASSWORD" },
 	{ "store-ca", required_argument, 0, O_STORE_CA, CAT_STORE, " F",
 	    "rediss://: trust the CA certificates in F (PEM),\n"
 	    "not the system's; the host name is verified" },
@@ -351,6 +360,8 @@ parse_exit_codes(struct options *o, const char *s)
 			o->exit_abort = (int)v;
 		else if (strcmp(tok, "busy") == 0)
 			o->exit_busy = (int)v;
+		else if (strcmp(tok, "complete") == 0)
+			o->exit_complete = (int)v;
 		else
 			goto out;
 	}
@@ -528,13 +539,15 @@ store_password_file(struct options *o, const char *path, char *err,
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	/* Non-blocking and a regular file only: a FIFO at the path is
+	 * refused at once, never waited on in open(2). */
+	if ((fd = file_open(path, O_RDONLY, 0, 0)) < 0)
+		return errf(err, len, "--store-password-file %s: %s", path,
+		    file_why(fd));
+	if (fstat(fd, &sb) == -1) {
+		close(fd);
 		return errf(err, len, "--store-password-file %s: %s", path,
 		    strerror(errno));
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return errf(err, len, "--store-password-file %s: not a "
-		    "regular file", path);
 	}
 	if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
 		close(fd);
@@ -774,7 +787,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		if (parse_exit_codes(o, v) == -1)
 			return errf(err, len, "invalid value '%s' for "
 			    "--exit-codes (e.g. open=90,stuck=91,abort=92,"
-			    "busy=93)", v);
+			    "busy=93,complete=10)", v);
 		return 0;
 	case O_EXIT:
 		if (parse_long(v, 0, 255, &n) == -1)
@@ -1079,10 +1092,12 @@ static const char synopsis_short[] =
 
 static const char exits[] =
 "\nExit status:\n"
-"  0        the last run succeeded or reported completion, the phase or task\n"
-"           was skipped (not run), or Skip was chosen; --status: not OPEN\n"
+"  0        the last run succeeded or reported completion (--exit-codes\n"
+"           complete=N tells completion apart), the phase or task was\n"
+"           skipped (not run), or Skip was chosen; --status: not OPEN\n"
 "           (--status --all: none is OPEN)\n"
-"  1-119    the command's own exit status\n"
+"  1-119    the command's own exit status; 1 for a run judged a failure\n"
+"           that exited 0 (an error in a client's own result)\n"
 "  120      OPEN: the circuit is open (refused, or opened now; a usage limit\n"
 "           or a spend window over its cap holds it until it frees up), or\n"
 "           its --account's gate refused the run (--status: either refuses\n"
@@ -1092,17 +1107,18 @@ static const char exits[] =
 "  123      BUSY: another cbexec holds this circuit\n"
 "  124      TIMEOUT: --timeout, --idle-timeout or --budget ran out, a per-run\n"
 "           spend cap was crossed (outcome BUDGET), or a tool-call loop\n"
-"           was stopped\n"
+"           was stopped (by cbexec, or by the client itself)\n"
 "  125      ERROR: cbexec itself failed (usage, config, state, no such\n"
 "           circuit, I/O, a write error on stdout)\n"
 "  126      COMMAND found but not executable\n"
 "  127      COMMAND not found\n"
-"  128+N    the command was killed by signal N\n";
+"  128+N    the command was killed by signal N (a known client's own\n"
+"           status above 128, as Gemini CLI's 144 for HTTP 400, gives 1)\n";
 
 static const char exits_short[] =
 "\nExit status:\n"
 "  0        the last run succeeded or reported completion; --status: not OPEN\n"
-"  1-119    the command's own exit status\n"
+"  1-119    the command's own exit status (1: a failure it exited 0 for)\n"
 "  120      OPEN: refused, or opened by this invocation\n"
 "  121      STUCK: the same error or the same task failed repeatedly\n"
 "  122      ABORT: fatal error class, or interrupted by the operator\n"
@@ -1387,22 +1403,24 @@ cli_is_flag(const char *key)
 }
 
 
-/* The password of a URL (scheme://user:password@host...) in s, if any,
- * overwritten with '*' in place. */
+/* The password of each URL (scheme://user:password@host...) in s,
+ * overwritten with '*' in place: the bytes the --store parser takes for
+ * the password (store_url_password), so what connects is what is wiped. */
 static void
 wipe_url_password(char *s)
 {
-	char *p, *at, *colon, *end;
+	size_t off, len;
+	char *p, *url;
 
-	if ((p = strstr(s, "://")) == NULL)
-		return;
-	p += 3;
-	end = p + strcspn(p, "/?");
-	if ((at = memrchr(p, '@', (size_t)(end - p))) == NULL ||
-	    (colon = memchr(p, ':', (size_t)(at - p))) == NULL)
-		return;
-	for (colon++; colon < at; colon++)
-		*colon = '*';
+	while ((p = strstr(s, "://")) != NULL) {
+		/* The URL starts at its scheme (after "--store=", say). */
+		for (url = p; url > s && (isalnum((unsigned char)url[-1]) ||
+		    strchr("+.-", url[-1]) != NULL); url--)
+			;
+		if (store_url_password(url, &off, &len))
+			memset(url + off, '*', len);
+		s = p + 3;
+	}
 }
 
 int

@@ -236,7 +236,11 @@ circuit_reporter(const struct options *o, const struct circuit *c,
 	r->follow = o->follow_symlinks;
 	r->account = o->account;
 	r->account_gate = -1;
-	return reporter_open(r, o->log_path);
+	if (reporter_open(r, o->log_path) == -1)
+		return -1;
+	/* What the configs' reading said goes into the log too. */
+	allow_log_notes(r);
+	return 0;
 }
 
 void

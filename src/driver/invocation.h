@@ -43,6 +43,7 @@ struct inv {
 					 * lock: a run never counted */
 	int outputs_new;	/* the state remembers a file of this
 				 * invocation that no save has carried yet */
+	int hot_said;		/* the hot --loop was warned of */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */

@@ -204,6 +204,9 @@ decide(struct inv *v)
 	cJSON_AddStringToObject(decided, "event", "record");
 	cJSON_AddItemToObject(decided, "run", run != NULL ?
 	    cJSON_Duplicate(run, 1) : cJSON_CreateNull());
+	/* the run reported the work done (SPEC §11) */
+	cJSON_AddBoolToObject(decided, "complete", run != NULL &&
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "complete")));
 	cJSON_AddItemToObject(decided, "transitions",
 	    cJSON_Duplicate(changes, 1));
 	cJSON_AddItemToObject(decided, "skipped", skipped != NULL ?

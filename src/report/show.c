@@ -451,6 +451,7 @@ circuit_view(const struct status_row *r)
 	add_time(o, "retry_at", r->retry_at);
 	add_time(o, "last_run_at", last_run_of(s));
 	cJSON_AddNumberToObject(o, "iteration", (double)s->iteration);
+	cJSON_AddBoolToObject(o, "complete", s->complete);
 	add_holder(o, &r->holder);
 	return o;
 }
@@ -580,6 +581,7 @@ put_event(FILE *f, const struct cb_event *e, const char *circuit,
 		add_str(o, "error_hash", e->hash[0] != '\0' ? e->hash : NULL);
 		add_str(o, "message", e->kind == EV_ERROR ? e->reason : NULL);
 		cJSON_AddBoolToObject(o, "progress", e->progress > 0);
+		cJSON_AddBoolToObject(o, "complete", e->complete != 0);
 		if (ignored)
 			cJSON_AddTrueToObject(o, "ignored");
 		if (e->task != NULL)
@@ -707,7 +709,9 @@ report_status(FILE *f, const struct status_row *row, const char *reset_hint,
 	fputc('\n', f);
 	ROW(f, "total opens:", "%ld", s->total_opens);
 	if (last >= 0)
-		ROW(f, "last run:", "%s", when(last, now, w, sizeof(w)));
+		ROW(f, "last run:", "%s%s", when(last, now, w, sizeof(w)),
+		    s->complete ? "   (complete: its status said the work is "
+		    "done)" : "");
 	if (s->last_success_at >= 0)
 		ROW(f, "last success:", "%s",
 		    when(s->last_success_at, now, w, sizeof(w)));
@@ -871,6 +875,8 @@ history_line(FILE *f, const struct cb_event *e, int digits, int kind_w)
 		if (e->exit_code >= 0)
 			fprintf(f, "exit %d, ", e->exit_code);
 		fputs(e->progress > 0 ? "progress" : "no progress", f);
+		if (e->complete)
+			fputs(", complete", f);
 		break;
 	default:
 		break;

@@ -62,6 +62,8 @@ struct store_backend {
 	const char *name;	/* for messages */
 	int (*check)(const char *url, char *label, size_t labellen,
 	    char *err, size_t errlen);
+	/* where url's password is (store_url_password); NULL: none */
+	int (*password)(const char *url, size_t *off, size_t *len);
 	int (*open)(struct store *st, const char *url, char *err,
 	    size_t errlen);
 	void (*close)(struct store *st);

@@ -374,8 +374,8 @@ redis_check(const char *url, char *label, size_t labellen, char *err,
 	return 0;
 }
 
-int
-store_url_password(const char *url, size_t *off, size_t *len)
+static int
+redis_password(const char *url, size_t *off, size_t *len)
 {
 	const char *why;
 	struct url u;
@@ -2605,6 +2605,7 @@ redis_account_list(struct store *st, char ***names, size_t *n, char *err,
 const struct store_backend store_redis = {
 	.name = "redis",
 	.check = redis_check,
+	.password = redis_password,
 	.open = redis_open,
 	.close = redis_close,
 	.lock = redis_lock,

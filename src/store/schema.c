@@ -364,6 +364,8 @@ want(enum ftype t)
 	case FT_EVENT:
 		return "\"state_change\", \"progress\", \"error\", \"reset\", "
 		    "\"skip\" or \"trip\"";
+	case FT_CAUSE:
+		return "\"no_progress\", \"errors\", \"limit\" or null";
 	case FT_CUSTOM:
 		break;
 	}
@@ -380,6 +382,7 @@ read_field(const struct field *f, const struct schema_ctx *c,
 	enum cb_circuit cv;
 	enum cb_outcome ov;
 	enum cb_event_kind ev;
+	enum cb_cause cause;
 	double d;
 
 	switch (f->type) {
@@ -453,6 +456,16 @@ read_field(const struct field *f, const struct schema_ctx *c,
 			break;
 		set_i(p, (int)ev);
 		return 0;
+	case FT_CAUSE:
+		if (cJSON_IsNull(m)) {
+			set_i(p, CAUSE_NONE);
+			return 0;
+		}
+		if (!cJSON_IsString(m) || cause_from_name(m->valuestring,
+		    &cause) == -1)
+			break;
+		set_i(p, (int)cause);
+		return 0;
 	case FT_CUSTOM:
 		return f->read != NULL ? f->read(c, m, dst, err, errlen) : 0;
 	}
@@ -468,7 +481,7 @@ set_default(const struct field *f, void *dst)
 	switch (f->type) {
 	case FT_INT: case FT_BOOL: case FT_TRI: case FT_CODE:
 	case FT_CIRCUIT: case FT_CIRCUIT_OR_NULL: case FT_OUTCOME:
-	case FT_EVENT:
+	case FT_EVENT: case FT_CAUSE:
 		set_i(p, (int)f->dflt);
 		break;
 	case FT_LONG:
@@ -618,6 +631,8 @@ present(const struct field *f, const char *p)
 		return p[0] != '\0';
 	case FT_TRI: case FT_CODE:
 		return get_i(p) >= 0;
+	case FT_BOOL:
+		return get_i(p) != 0;
 	default:
 		return 1;
 	}
@@ -682,6 +697,9 @@ write_field(struct jbuf *b, const struct field *f, const void *src)
 		break;
 	case FT_EVENT:
 		jb_str(b, event_kind_name((enum cb_event_kind)get_i(p)));
+		break;
+	case FT_CAUSE:
+		jb_str_or_null(b, cause_name((enum cb_cause)get_i(p)));
 		break;
 	case FT_CUSTOM:
 		f->write(b, src);

@@ -748,8 +748,13 @@ static const struct field state_fields[] = {
 	CUSTOM("last_error", 1, read_last_error, write_last_error),
 	{ FNAME("opened_at"), FT_TIME, S(opened_at), 0, -1, 0, 0, NULL, 0, 0 },
 	{ FNAME("open_reason"), FT_STR, S(open_reason), 0, 0, 0, 0, NULL, 0, 0 },
+	/* What a half-open trial must disprove (absent in an older file: a
+	 * trial closes on a success or progress, as it did). */
+	{ FNAME("open_cause"), FT_CAUSE, S(open_cause), 0, CAUSE_NONE, 1, 0,
+	  NULL, 0, 0 },
 	{ FNAME("retry_at"), FT_TIME, S(retry_at), 0, -1, 1, 0, NULL, 0, 0 },
 	{ FNAME("outcome"), FT_OUTCOME, S(outcome), 0, OUT_OK, 1, 0, NULL, 0, 0 },
+	{ FNAME("complete"), FT_BOOL, S(complete), 0, 0, 1, 0, NULL, 0, 0 },
 	{ FNAME("guidance"), FT_STR, S(guidance), 0, 0, 1, 0, NULL, 0, 0 },
 	/* Read by the row of "skips". */
 	CUSTOM("skipped_phases", 1, NULL, write_skipped_phases),
@@ -797,6 +802,9 @@ static const struct field event_fields[] = {
 	{ FNAME("task"), FT_STR, E(task), 0, 0, 1, FR_OPTIONAL, NULL, 0, 0 },
 	{ FNAME("error_hash"), FT_TEXT, E(hash), sizeof(((struct cb_event *)0)->hash),
 	  0, 1, FR_OPTIONAL, NULL, 0, 0 },
+	/* A run that reported completion (written only then). */
+	{ FNAME("complete"), FT_BOOL, E(complete), 0, 0, 1, FR_OPTIONAL, NULL, 0,
+	  0 },
 };
 
 _Static_assert(NELEM(state_fields) <= SCHEMA_MAX, "too many state fields");

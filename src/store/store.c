@@ -79,6 +79,19 @@ store_url_check(const char *url, char *label, size_t labellen, char *err,
 	    labellen : sizeof(scratch), err, errlen);
 }
 
+int
+store_url_password(const char *url, size_t *off, size_t *len)
+{
+	const struct store_backend *be;
+	char err[256];
+
+	*off = *len = 0;
+	if ((be = backend_of(url, err, sizeof(err))) == NULL ||
+	    be->password == NULL)
+		return 0;
+	return be->password(url, off, len);
+}
+
 /* ---- waits ---- */
 
 static int (*poll_fn)(struct pollfd *, int, int);

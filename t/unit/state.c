@@ -372,7 +372,8 @@ test_schema(void)
 		"last_failed_task", "iteration", "total_opens",
 		"last_progress_iteration", "last_progress_metric",
 		"last_fingerprint", "last_error_hash", "last_error",
-		"opened_at", "open_reason", "retry_at", "outcome", "guidance",
+		"opened_at", "open_reason", "open_cause", "retry_at",
+		"outcome", "complete", "guidance",
 		"skipped_phases", "skipped_tasks", "skips", "stuck_task",
 		"updated_at", "cooldown", "trials_left",
 		"tripped", "errors_total", "session_id", "last_run_at",
@@ -1050,6 +1051,11 @@ sample(const struct field *f, void *base, char *json, size_t len)
 		v = EV_TRIP;
 		memcpy(p, &v, sizeof(v));
 		snprintf(json, len, "\"trip\"");
+		return 1;
+	case FT_CAUSE:
+		v = CAUSE_ERRORS;
+		memcpy(p, &v, sizeof(v));
+		snprintf(json, len, "\"errors\"");
 		return 1;
 	case FT_CUSTOM:
 		break;

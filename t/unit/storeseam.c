@@ -27,8 +27,8 @@ main(void)
 	    sizeof(err)), 0, "unix:// is a backend's");
 	is_int(store_url_check("ftp://u:pw@h", label, sizeof(label), err,
 	    sizeof(err)), -1, "ftp:// is none");
-	is_str(err, "invalid --store URL: the scheme is one of redis:// or "
-	    "unix://", "the message lists the schemes of the table");
+	is_str(err, "invalid --store URL: the scheme is one of redis://, "
+	    "rediss:// or unix://", "the message lists the schemes of the table");
 	is_int(store_url_check("redis", label, sizeof(label), err,
 	    sizeof(err)), -1, "no scheme at all");
 
