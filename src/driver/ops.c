@@ -392,13 +392,8 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 	breaker_snapshot(&s, &before);
 	if (apply(o, &s, op, now, &res, &unskip) == -1)
 		goto out;
-	/* The files the circuit's runs write (SPEC §11): a --metrics or
-	 * --log given here is one more, and one that is gone is
-	 * forgotten. */
-	if (outputs_remember(&s, &rep, now) == -1) {
-		fprintf(stderr, "cbexec: out of memory\n");
-		goto out;
-	}
+	/* Of the files the circuit's runs write (SPEC §11), one that is
+	 * gone is forgotten. */
 	outputs_forget_gone(&s);
 	if (store_save(st, &s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
