@@ -80,11 +80,11 @@ check: deps
 # Each test's stderr (cbexec's own messages, mostly) is shown only when
 # that test fails (build-aux/quiet-test).
 QUIET_TEST = sh $(CURDIR)/build-aux/quiet-test
-# The fault and clock shims are built first: a shim that does not build
+# The fault, clock and host shims are built first: a shim that does not build
 # with the project's flags fails the check instead of letting the tests
 # that need it skip.  --directives lists every skipped check with its
 # reason, so a check that did not run is seen.
-test: cbexec $(UNIT) t/faultshim.so t/clockshim.so
+test: cbexec $(UNIT) t/faultshim.so t/clockshim.so t/hostshim.so
 	$(PROVE) --directives $(PROVEFLAGS) --exec '$(QUIET_TEST)' t/unit/*.t t/*.t
 	@$(MAKE) --no-print-directory corpus
 

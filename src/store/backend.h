@@ -96,7 +96,8 @@ struct store_backend {
 	int (*get_json)(struct store *st, const char *name,
 	    struct cb_state *s, struct cJSON **j, char *err, size_t errlen);
 	/* h (zeroed) gets the holder and the start record as it is (the
-	 * caller judges whether it is pending) */
+	 * caller judges whether it is pending); NULL: the backend cannot
+	 * tell (nobody is shown) */
 	int (*holder)(struct store *st, const char *name,
 	    struct store_holder *h, char *err, size_t errlen);
 	int (*account_load)(struct store *st, const char *name,

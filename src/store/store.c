@@ -408,6 +408,9 @@ store_holder(struct store *st, const char *name, const struct cb_state *s,
     struct store_holder *h, char *err, size_t errlen)
 {
 	memset(h, 0, sizeof(*h));
+	/* A backend that cannot tell leaves it unknown: nobody. */
+	if (st->be->holder == NULL)
+		return 0;
 	if (st->be->holder(st, name, h, err, errlen) == -1) {
 		memset(h, 0, sizeof(*h));
 		return -1;
