@@ -99,13 +99,15 @@ fi
 
 # ---- the lease is renewed through a run longer than it ----
 # Under valgrind the second invocation alone takes a second or two to
-# start: the run must outlast that.
-long=1.2
+# start: the run must outlast that.  A lease of 1 s (each store command
+# bounded by a third of it) keeps a loaded machine from failing a
+# renewal; the second invocation comes once the first lease is past.
+long=2.5
 [ -n "$UNDER_VALGRIND" ] && long=6
-"$CBEXEC" $S --store-lease 300ms --name long -- sh -c "touch started; sleep $long" \
+"$CBEXEC" $S --store-lease 1s --name long -- sh -c "touch started; sleep $long" \
     2>err & p=$!
 poll_until 5 test -e started
-sleep 0.5
+sleep 1.2
 "$CBEXEC" $S --name long -- true 2>err2; rc=$?
 is "$rc" 123 "past the lease the holder still has it (renewed): BUSY"
 like "$(cat err2)" "busy: another cbexec holds its lease in unix://" \
