@@ -16,9 +16,12 @@
 
 /*
  * The "v" of every JSON document and --log line cbexec prints: the
- * vocabulary of cbexec(1)'s JSON section, the state file's field names
- * (SPEC §6) throughout.  It grows only when a field changes its meaning
- * or goes away; new fields come without it.
+ * vocabulary of cbexec(1)'s JSON section and contrib/schema/, one key for
+ * one thing in every view and the log ("circuit", "reason", a "run"
+ * event); the state file keeps its own (SPEC §6) names.  It grows only
+ * when a member changes its meaning or goes away; new members come
+ * without it.  2: "circuit" for the circuit in --status --all (was
+ * "name"), --history's events in the log's words, "running" an object.
  */
 #define JSON_VOCABULARY 2
 

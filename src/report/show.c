@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * --status and --history (SPEC §5, §7): a circuit's state as a person reads
- * it, or as JSON for scripts (the state file's own object for --status,
+ * it, or as JSON for scripts (its view and the state object for --status,
  * an array of events for --history); and --status --all, one line per
- * circuit of the state directory.
+ * circuit of the state directory.  --status leads with the run going on,
+ * as systemctl status does: its number, since when, the pid and host of
+ * its cbexec (or who holds the circuit between runs).
  *
  * --status is a two-column table; "since" is opened_at for an OPEN
  * circuit, else the time of the last state_change event into the current
@@ -29,8 +31,14 @@
  * give up columns in turns (fit()), the reason cut at its end, the name in
  * its middle as systemd cuts a unit's ("team-plat…t-07": the end that
  * tells thirty similar names apart stays).  A circuit whose first run is
- * going on (its lock held, no state yet) is a row too.  Every JSON
- * document carries "v" (JSON_VOCABULARY) and the state file's names.
+ * going on (its lock held, no state yet) is a row too.
+ * The JSON views speak one vocabulary, "v" (JSON_VOCABULARY): a circuit's
+ * view (circuit_view(): the members of a --status --all row, who holds it
+ * and the run going on) leads --status --json, followed by the state
+ * object itself (SPEC §7, its own names); --history --json gives the
+ * state's events as the log has them (a run's error or progress event is
+ * a "run", an act's transition a state_change of its own), with the
+ * same timestamps.
  */
 #include <stdio.h>
 #include <stdlib.h>
