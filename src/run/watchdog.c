@@ -63,9 +63,14 @@
  * so that cbexec, once continued, records the run as the timeout it was.
  * Its system calls are made without the C library (wd_sys): a call that
  * fails must not write errno, which is cbexec's while cbexec runs.
+ * And it keeps a copy of the run's start record (watch_will): when cbexec
+ * dies with a run on record, the watchdog writes it again where it was,
+ * so that a command that erased the circuit's lock file (or emptied it)
+ * before killing cbexec is counted all the same.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -78,6 +83,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "run.h"
 #include "spawn.h"
 
 #define STACK_SIZE (16 * 1024)
@@ -106,6 +112,11 @@ static struct wpage {
 	struct wslot s[WATCH_SLOTS];
 	unsigned gen;		/* moved by cbexec after each change */
 	long long sleep_until;	/* the watchdog's next look; 0: none */
+	/* watch_will(): a block to write at the start of a file when
+	 * cbexec is gone (will_len 0: none) */
+	long will_len;
+	char will_path[PATH_MAX];
+	char will_buf[WATCH_WILL_MAX];
 } *page;
 
 struct wd_arg {
@@ -375,6 +386,18 @@ watchdog(void *p)
 	for (i = 0; i < WATCH_SLOTS; i++)
 		if (LD(page->s[i].pgid) > 0)
 			wd_sys(SYS_kill, -LD(page->s[i].pgid), SIGKILL, 0, 0, 0);
+	/* cbexec died with a run on record: the record is written again
+	 * where it was, in case the command erased it first. */
+	if ((n = LD(page->will_len)) > 0) {
+		long fd = wd_sys(SYS_openat, AT_FDCWD, (long)page->will_path,
+		    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600, 0);
+
+		if (fd >= 0) {
+			wd_sys(SYS_pwrite64, fd, (long)page->will_buf, n, 0,
+			    0);
+			wd_sys(SYS_close, fd, 0, 0, 0, 0);
+		}
+	}
 	wd_sys(SYS_exit, 0, 0, 0, 0, 0);
 	return 0;
 }
@@ -404,6 +427,34 @@ watch_reap(void)
 	watch_waitable = 0;
 }
 
+static int
+page_map(void)
+{
+	if (page == NULL) {
+		page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (page == MAP_FAILED) {
+			page = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+watch_will(const char *path, const char *buf, size_t n)
+{
+	if (page_map() == -1)
+		return;
+	ST(page->will_len, 0);
+	if (path == NULL || n == 0 || n > sizeof(page->will_buf) ||
+	    strlen(path) >= sizeof(page->will_path))
+		return;
+	memcpy(page->will_path, path, strlen(path) + 1);
+	memcpy(page->will_buf, buf, n);
+	ST(page->will_len, (long)n);
+}
+
 int
 watch_start(void)
 {
@@ -416,14 +467,8 @@ watch_start(void)
 	if (watch_fd != -1)
 		return 0;
 	watch_reap();
-	if (page == NULL) {
-		page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (page == MAP_FAILED) {
-			page = NULL;
-			return -1;
-		}
-	}
+	if (page_map() == -1)
+		return -1;
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
 	/* A wake-up never blocks cbexec, even with the watchdog stopped
@@ -469,6 +514,8 @@ watch_release(void)
 	for (i = 0; i < WATCH_SLOTS; i++)
 		if (LD(page->s[i].pgid) > 0)
 			return;
+	/* cbexec saves from here on itself. */
+	ST(page->will_len, 0);
 	/* EOF with no group to kill: it exits. */
 	close(watch_fd);
 	watch_fd = -1;
