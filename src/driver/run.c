@@ -462,7 +462,7 @@ run_once(struct inv *v, struct run_done *d)
 		size_t wn;
 
 		if (store_record_file(v->st, &wp, &wb, &wn))
-			watch_will(wp, wb, wn);
+			watch_will(WATCH_WILL_RECORD, wp, wb, wn);
 	}
 	if ((cfg.keepalive_every = store_keepalive_every(v->st)) > 0) {
 		cfg.keepalive = inv_keepalive_async;
@@ -567,7 +567,7 @@ oom:
 out:
 	/* Put on record, and nothing ran after all. */
 	if (begun) {
-		watch_will(NULL, NULL, 0);
+		watch_will(WATCH_WILL_RECORD, NULL, NULL, 0);
 		store_unbegin(v->st);
 	}
 	status_free(&res.status);

@@ -63,10 +63,11 @@
  * so that cbexec, once continued, records the run as the timeout it was.
  * Its system calls are made without the C library (wd_sys): a call that
  * fails must not write errno, which is cbexec's while cbexec runs.
- * And it keeps a copy of the run's start record (watch_will): when cbexec
- * dies with a run on record, the watchdog writes it again where it was,
- * so that a command that erased the circuit's lock file (or emptied it)
- * before killing cbexec is counted all the same.
+ * And it keeps copies of what says a run was going on (watch_will): the
+ * run's start record and its registration under allow/ (allow.c).  When
+ * cbexec dies with a run going on, the watchdog writes them again where
+ * they were, so that a command that erased or touched them before killing
+ * cbexec has its run counted and what it approved revoked all the same.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,11 +113,13 @@ static struct wpage {
 	struct wslot s[WATCH_SLOTS];
 	unsigned gen;		/* moved by cbexec after each change */
 	long long sleep_until;	/* the watchdog's next look; 0: none */
-	/* watch_will(): a block to write at the start of a file when
-	 * cbexec is gone (will_len 0: none) */
-	long will_len;
-	char will_path[PATH_MAX];
-	char will_buf[WATCH_WILL_MAX];
+	/* watch_will(): blocks to write at the start of files when
+	 * cbexec is gone (len 0: none) */
+	struct {
+		long len;
+		char path[PATH_MAX];
+		char buf[WATCH_WILL_MAX];
+	} will[WATCH_WILLS];
 } *page;
 
 struct wd_arg {
@@ -388,15 +391,15 @@ watchdog(void *p)
 			wd_sys(SYS_kill, -LD(page->s[i].pgid), SIGKILL, 0, 0, 0);
 	/* cbexec died with a run on record: the record is written again
 	 * where it was, in case the command erased it first. */
-	if ((n = LD(page->will_len)) > 0) {
-		long fd = wd_sys(SYS_openat, AT_FDCWD, (long)page->will_path,
-		    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600, 0);
+	for (i = 0; i < WATCH_WILLS; i++) {
+		long fd;
 
-		if (fd >= 0) {
-			wd_sys(SYS_pwrite64, fd, (long)page->will_buf, n, 0,
-			    0);
-			wd_sys(SYS_close, fd, 0, 0, 0, 0);
-		}
+		if ((n = LD(page->will[i].len)) <= 0 || (fd = wd_sys(SYS_openat,
+		    AT_FDCWD, (long)page->will[i].path, O_WRONLY | O_CREAT |
+		    O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600, 0)) < 0)
+			continue;
+		wd_sys(SYS_pwrite64, fd, (long)page->will[i].buf, n, 0, 0);
+		wd_sys(SYS_close, fd, 0, 0, 0, 0);
 	}
 	wd_sys(SYS_exit, 0, 0, 0, 0, 0);
 	return 0;
@@ -442,17 +445,17 @@ page_map(void)
 }
 
 void
-watch_will(const char *path, const char *buf, size_t n)
+watch_will(int i, const char *path, const char *buf, size_t n)
 {
-	if (page_map() == -1)
+	if (i < 0 || i >= WATCH_WILLS || page_map() == -1)
 		return;
-	ST(page->will_len, 0);
-	if (path == NULL || n == 0 || n > sizeof(page->will_buf) ||
-	    strlen(path) >= sizeof(page->will_path))
+	ST(page->will[i].len, 0);
+	if (path == NULL || n == 0 || n > sizeof(page->will[i].buf) ||
+	    strlen(path) >= sizeof(page->will[i].path))
 		return;
-	memcpy(page->will_path, path, strlen(path) + 1);
-	memcpy(page->will_buf, buf, n);
-	ST(page->will_len, (long)n);
+	memcpy(page->will[i].path, path, strlen(path) + 1);
+	memcpy(page->will[i].buf, buf, n);
+	ST(page->will[i].len, (long)n);
 }
 
 int
@@ -515,7 +518,8 @@ watch_release(void)
 		if (LD(page->s[i].pgid) > 0)
 			return;
 	/* cbexec saves from here on itself. */
-	ST(page->will_len, 0);
+	for (i = 0; i < WATCH_WILLS; i++)
+		ST(page->will[i].len, 0);
 	/* EOF with no group to kill: it exits. */
 	close(watch_fd);
 	watch_fd = -1;
