@@ -74,6 +74,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +331,23 @@ wd_slot(struct wslot *s, long long now, int *stopped, long long *next)
 	}
 }
 
+/* The circuit's lock on fd, as cbexec takes it: 0, or -1 when another
+ * holds it.  cbexec's own is let go as it dies, maybe just after its
+ * pipe's end told the watchdog: a moment is waited for it. */
+static int
+wd_lock(long fd)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		if (wd_sys(SYS_flock, fd, LOCK_EX | LOCK_NB, 0, 0, 0) == 0)
+			return 0;
+		wd_sys(SYS_nanosleep, (long)&ms, 0, 0, 0, 0);
+	}
+	return -1;
+}
+
 /*
  * The watchdog: only raw system calls (wd_sys) -- with CLONE_VM the libc
  * wrappers' interposers (a sanitizer's) and errno would be cbexec's.
@@ -390,15 +408,24 @@ watchdog(void *p)
 		if (LD(page->s[i].pgid) > 0)
 			wd_sys(SYS_kill, -LD(page->s[i].pgid), SIGKILL, 0, 0, 0);
 	/* cbexec died with a run on record: the record is written again
-	 * where it was, in case the command erased it first. */
+	 * where it was, in case the command erased it first.  The start
+	 * record only under the circuit's lock, and only where the lock
+	 * file holds none: the next cbexec may already hold the circuit
+	 * (and its own record), or have counted the run and saved. */
 	for (i = 0; i < WATCH_WILLS; i++) {
 		long fd;
+		char c;
 
 		if ((n = LD(page->will[i].len)) <= 0 || (fd = wd_sys(SYS_openat,
-		    AT_FDCWD, (long)page->will[i].path, O_WRONLY | O_CREAT |
-		    O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600, 0)) < 0)
+		    AT_FDCWD, (long)page->will[i].path, O_RDWR | O_CREAT |
+		    (i == WATCH_WILL_RECORD ? 0 : O_TRUNC) | O_NOFOLLOW |
+		    O_CLOEXEC, 0600, 0)) < 0)
 			continue;
-		wd_sys(SYS_pwrite64, fd, (long)page->will[i].buf, n, 0, 0);
+		if (i != WATCH_WILL_RECORD || (wd_lock(fd) == 0 &&
+		    (wd_sys(SYS_pread64, fd, (long)&c, 1, 0, 0) != 1 ||
+		    c == ' ' || c == '\n')))
+			wd_sys(SYS_pwrite64, fd, (long)page->will[i].buf, n, 0,
+			    0);
 		wd_sys(SYS_close, fd, 0, 0, 0, 0);
 	}
 	wd_sys(SYS_exit, 0, 0, 0, 0, 0);
