@@ -9,8 +9,10 @@
  *   "resets_at": 1795391580                        epoch seconds
  *   "resets 9:23pm (UTC)", "resets Dec 3, 2:30pm (UTC)",
  *   "resets Jan 2, 2027, 9am (UTC)",
- *   "resets Apr 23 at 4pm (America/Recife)"        in that IANA zone
- *   "try again at 3:04 PM.", "try again at Apr 28th, 2026 10:03 PM."
+ *   "resets Apr 23 at 4pm (America/Recife)",
+ *   "Your limit will reset at 3pm (America/Bogota)."  in that IANA zone
+ *   "try again at 3:04 PM.", "try again at Apr 28th, 2026 10:03 PM.",
+ *   "Limits will reset at 9:30 AM."
  *                                                  in local time
  * Delays, relative:
  *   "retryDelay": "12s", retryDelayMs: 12000, "retry_delay_ms":518,
@@ -284,6 +286,7 @@ first_hint(const char *s, enum hint kind, double now, double *v)
 		{ "limit reached|", H_EPOCH }, { "resetsAt", H_EPOCH },
 		{ "resets_at", H_EPOCH },
 		{ "resets ", H_RESETS },
+		{ "reset at ", H_RESETS }, { "resets at ", H_RESETS },
 		{ "try again at ", H_AT_LOCAL },
 		{ "retryDelayMs", H_MSECS }, { "retry_delay_ms", H_MSECS },
 		{ "retry-after-ms", H_MSECS },

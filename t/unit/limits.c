@@ -153,6 +153,13 @@ test_hints(void)
 	hint("resets Jan 2, 2027, 9am (UTC)", "2027-01-02 09:00", 0);
 	hint("resets Apr 23 at 4pm (America/Recife)", "2027-04-23 19:00", 0);
 	hint("resets 4pm (Europe/Berlin)", "2026-11-23 15:00", 0);
+	/* Claude Code's earlier words, and claude.ai's */
+	hint("Claude usage limit reached. Your limit will reset at 3pm "
+	    "(America/Bogota).", "2026-11-23 20:00", 0);
+	hint("You\xe2\x80\x99ve hit your limit for Claude messages. Limits "
+	    "will reset at 9:30 AM.  View your usage details.",
+	    "2026-11-23 09:30", 0);
+	hint("the cache was reset at startup", "-", 0);
 	hint("resets 9pm (Atlantis/Nowhere)", "-", 0);
 	hint("resets 9pm (../../etc/passwd)", "-", 0);
 	/* local time is TZ, UTC here */
