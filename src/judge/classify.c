@@ -112,7 +112,7 @@ static const struct builtin {
 	    { W("usage limit (has been )?reached|"
 	      "hit your [^.\n]{0,40}limit|out of (extra )?usage|"
 	      "exhausted your (daily |weekly |monthly )?(quota|capacity)|"
-	      "quota will reset|(session|weekly) limit reached|"
+	      "quota will reset|(5-hour|five-hour|session|weekly) limit reached|"
 	      "usage_limit_(reached|exceeded)") } },
 	{ "rate_limited", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { "429" },
 	    { W("rate[ -]?limit(s|ed)?|too many requests|RESOURCE_EXHAUSTED|"
