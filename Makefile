@@ -145,12 +145,18 @@ check-agents: deps
 	@$(MAKE) --no-print-directory all
 	$(PROVE) $(PROVEFLAGS) --exec sh t/agents/run.sh
 
+VERSION = $(shell sed -n 's/^\#define CBEXEC_VERSION "\(.*\)"/\1/p' src/cbexec.c)
+
 install: cbexec
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
 	  $(DESTDIR)$(PKGDATADIR)
 	install -m 755 cbexec $(DESTDIR)$(BINDIR)/cbexec
-	install -m 644 man/cbexec.1 $(DESTDIR)$(MANDIR)/man1/cbexec.1
+	# The page's footer names cbexec and its version (the source says
+	# .Os alone, as mandoc -Tlint wants of a page of no system).
+	sed 's/^\.Os$$/.Os cbexec $(VERSION)/' man/cbexec.1 \
+	    >$(DESTDIR)$(MANDIR)/man1/cbexec.1
+	chmod 644 $(DESTDIR)$(MANDIR)/man1/cbexec.1
 	install -m 644 contrib/cbexec.bash $(DESTDIR)$(BASHCOMPDIR)/cbexec
 	install -m 644 contrib/_cbexec $(DESTDIR)$(ZSHCOMPDIR)/_cbexec
 	install -m 644 contrib/circuit_breaker.sh \

@@ -15,8 +15,10 @@ is "$rc" 0 "make install DESTDIR=... PREFIX=/usr/local"
 [ "$rc" -eq 0 ] || printf '# %s\n' "$out" | tail -n 20
 
 ok "$(test -f "$P/bin/cbexec" && test -x "$P/bin/cbexec"; echo $?)" "installs bin/cbexec, executable"
-ok "$(cmp -s "$P/share/man/man1/cbexec.1" "$TOP/man/cbexec.1"; echo $?)" \
-	"installs share/man/man1/cbexec.1"
+ver=$("$P/bin/cbexec" --version | sed -n '1s/^cbexec //p')
+ok "$(sed "s/^\\.Os\$/.Os cbexec $ver/" "$TOP/man/cbexec.1" |
+    cmp -s "$P/share/man/man1/cbexec.1" -; echo $?)" \
+	"installs share/man/man1/cbexec.1 (its .Os naming cbexec $ver)"
 ok "$(cmp -s "$P/share/bash-completion/completions/cbexec" "$TOP/contrib/cbexec.bash"; echo $?)" \
 	"installs share/bash-completion/completions/cbexec"
 ok "$(cmp -s "$P/share/zsh/site-functions/_cbexec" "$TOP/contrib/_cbexec"; echo $?)" \
