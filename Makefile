@@ -19,7 +19,8 @@ PKG_CONFIG ?= pkg-config
 # what cbexec needs is added after them.
 CFLAGS ?= -g -O2
 override CPPFLAGS += -D_GNU_SOURCE -Iinclude \
-	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto hiredis 2>/dev/null)
+	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto hiredis libcurl \
+	2>/dev/null)
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter -pthread
 # libev is linked statically where its archive is installed (Debian's
@@ -28,6 +29,7 @@ override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 # libcrypto is not linked: src/core/digest.c loads it by its soname on
 # the first SHA-256 and names it in an ELF .note.dlopen for packagers
 # (README.md, "Packaging"); its headers come from pkg-config above.
+# libcurl likewise: src/store/http.c loads it for an etcd store only.
 LIBEV ?= $(or $(wildcard $(shell $(CC) -print-file-name=libev.a \
 	2>/dev/null)),-lev)
 # hiredis too (libhiredis-dev has libhiredis.a): only --store uses it,
