@@ -158,6 +158,9 @@ int etcd_pending(const struct etcd *e);
 int etcd_fd(const struct etcd *e);
 /* Finish a pending renewal (by its own deadline), its answer dropped. */
 void etcd_settle(struct etcd *e);
+/* Whether the last request that failed may have been acted on all the
+ * same (it reached the cluster). */
+int etcd_maybe(const struct etcd *e);
 /* Revoke lease id (its keys go with it); best effort. */
 int etcd_revoke(struct etcd *e, long long id, double deadline, char *err,
     size_t errlen);

@@ -645,6 +645,8 @@ struct etcd {
 	int ka_state;
 	long long ka_id;
 	double ka_until, ka_retry, ka_pause;
+	int maybe;		/* the last call failed, but its request may
+				 * have been acted on */
 };
 
 static void
@@ -654,6 +656,12 @@ take_clock(struct etcd *e, const struct http_reply *rep)
 		return;
 	e->offset = etcd_clock_fold(&e->have_clock, &e->lo, &e->hi,
 	    rep->date, rep->wall_sent, rep->wall_got);
+}
+
+int
+etcd_maybe(const struct etcd *e)
+{
+	return e->maybe;
 }
 
 double
@@ -718,9 +726,12 @@ call(struct etcd *e, const char *path, const char *body, size_t max,
 		deadline = mono_now() + e->timeout;
 	if (e->ka_state != 0)
 		etcd_settle(e);
+	e->maybe = 0;
 	for (;;) {
 		rc = http_post(e->h, path, body, e->auth, max, deadline, rep,
 		    err, errlen);
+		if (rc != 0 && http_reached(e->h))
+			e->maybe = 1;
 		if (rc == HTTP_INTR)
 			return ETCD_INTR;
 		if (rc == HTTP_REFUSED)
@@ -731,6 +742,10 @@ call(struct etcd *e, const char *path, const char *body, size_t max,
 		if (rep->status == 200)
 			return 0;
 		code = etcd_error_parse(rep->body, msg, sizeof(msg));
+		/* A request Raft timed out on may yet be applied. */
+		if (code == UNAVAILABLE || code == DEADLINE_EXCEEDED ||
+		    code < 0)
+			e->maybe = 1;
 		if (code == UNAUTHENTICATED && e->has_user && !again &&
 		    strcmp(path, "/v3/auth/authenticate") != 0) {
 			/* the token expired: one new one */

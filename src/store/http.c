@@ -274,6 +274,8 @@ struct http {
 	size_t len, cap;
 	int too_big;
 	double date, wall_sent, sent;
+	int reached;		/* an attempt of this request may have
+				 * reached the server (it was sent) */
 };
 
 static int
@@ -608,6 +610,7 @@ http_start(struct http *h, const char *path, const char *body,
 	h->max = max;
 	h->deadline = deadline;
 	h->tried = 0;
+	h->reached = 0;
 	h->why[0] = '\0';
 	setup(h);
 	return attempt(h, err, errlen);
@@ -637,6 +640,14 @@ ended(struct http *h, CURLcode code, struct http_reply *rep, char *err,
 	    cl.easy_strerror(code);
 	long status = 0;
 
+	if (code != CURLE_OK && code != CURLE_COULDNT_CONNECT &&
+	    code != CURLE_COULDNT_RESOLVE_HOST) {
+		long sent = 0;
+
+		if (cl.easy_getinfo(h->e, CURLINFO_REQUEST_SIZE, &sent) !=
+		    CURLE_OK || sent > 0)
+			h->reached = 1;
+	}
 	detach(h);
 	if (code == CURLE_OK) {
 		cl.easy_getinfo(h->e, CURLINFO_RESPONSE_CODE, &status);
@@ -801,6 +812,12 @@ http_post(struct http *h, const char *path, const char *body,
 	    errlen)) != 1)
 		return rc;
 	return http_step(h, 1, rep, err, errlen);
+}
+
+int
+http_reached(const struct http *h)
+{
+	return h->reached;
 }
 
 void

@@ -73,6 +73,9 @@ int http_start(struct http *h, const char *path, const char *body,
     size_t errlen);
 int http_step(struct http *h, int wait, struct http_reply *rep, char *err,
     size_t errlen);
+/* Whether the last request, though it failed, may have reached a server
+ * (it was sent): then it may have been acted on. */
+int http_reached(const struct http *h);
 /* Ask the endpoint after the one that answered last first next time
  * (that one said it cannot serve now). */
 void http_next(struct http *h);
