@@ -121,7 +121,8 @@ fds_open(struct fdmap *m)
 		return;
 	while ((d = readdir(dir)) != NULL) {
 		fd = strtol(d->d_name, NULL, 10);
-		if (fd >= 0 && fd < FDMAP_BITS)
+		/* not the listing's own descriptor, which is closed after */
+		if (fd >= 0 && fd < FDMAP_BITS && fd != dirfd(dir))
 			m->bit[fd / 8] |= (unsigned char)(1 << (fd % 8));
 	}
 	closedir(dir);
