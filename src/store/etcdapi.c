@@ -698,9 +698,18 @@ refusal(struct etcd *e, const struct http_reply *rep, int code,
     const char *msg, char *err, size_t errlen)
 {
 	if (code < 0) {
+		char what[81];
+		size_t i, n = 0;
+
+		/* the start of what it said, printable only */
+		for (i = 0; rep->body[i] != '\0' && n + 1 < sizeof(what);
+		    i++)
+			if (rep->body[i] >= ' ' && rep->body[i] < 127)
+				what[n++] = rep->body[i];
+		what[n] = '\0';
 		snprintf(err, errlen, "store %s: %s answered HTTP %ld, not as "
-		    "etcd's gateway does", e->label, rep->endpoint,
-		    rep->status);
+		    "etcd's gateway does%s%s", e->label, rep->endpoint,
+		    rep->status, n > 0 ? ": " : "", what);
 		return rep->status >= 500 ? -1 : ETCD_REFUSED;
 	}
 	if (code == INVALID_ARGUMENT && strstr(msg, "user name is empty"))

@@ -708,9 +708,11 @@ ended(struct http *h, CURLcode code, struct http_reply *rep, char *err,
 	default:
 		break;
 	}
-	snprintf(h->why, sizeof(h->why), "%s: %s", h->ep[h->cur],
+	/* etcd's TLS port closes on a plain request without a word. */
+	snprintf(h->why, sizeof(h->why), "%s: %s%s", h->ep[h->cur],
 	    code == CURLE_OPERATION_TIMEDOUT ? "no answer within "
-	    "--store-timeout" : what);
+	    "--store-timeout" : what, code == CURLE_GOT_NOTHING &&
+	    !h->cfg.tls ? " (a TLS port? use etcds://)" : "");
 	return attempt(h, err, errlen);
 }
 
