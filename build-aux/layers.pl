@@ -1,21 +1,61 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: ISC
-# The layering of src/ (ARCHITECTURE.md): which subsystem may include which.
-# Each folder of src/ is a subsystem; include/NAME.h is the face of src/NAME/,
-# a header beside the code belongs to its folder.  Prints one TAP line per
-# rule: every #include "..." of a folder names its own headers or the face of
-# a subsystem below it, and the folders form no circle.
+# The layering of src/ as ARCHITECTURE.md draws it: which subsystem may
+# include which.  Each folder of src/ is a subsystem; include/NAME.h is the
+# face of src/NAME/, a header beside the code belongs to its folder.  The
+# table of ARCHITECTURE.md ("| subsystem | face | uses |", lowest first)
+# is read here and is the rule: every #include "..." of a folder names its
+# own headers or the face of a subsystem its row lists under "uses" ("all
+# of the above": any row above it), and the rows draw arrows down only,
+# so the folders form no circle.  src/cbexec.c may use every face.
+# Prints one TAP line per rule.
 use strict;
 use warnings;
 
 my $top = shift // '.';
-# Lowest first.  A subsystem may include only faces of those before it.
-my @layers = qw(core breaker run store judge agent report cli driver);
+
+# The table: its rows in order, and what each may use.
+my (@layers, %uses, @bad);
+open(my $arch, '<', "$top/ARCHITECTURE.md") or die "ARCHITECTURE.md: $!\n";
+while (<$arch>) {
+	next unless /^\|\s*([a-z]+)\s*\|\s*`([a-z]+)\.h`\s*\|\s*(.*?)\s*\|\s*$/;
+	my ($name, $face, $list) = ($1, $2, $3);
+	push @bad, "ARCHITECTURE.md: $name\'s face is $face.h, not $name.h"
+	    if $face ne $name;
+	1 while $list =~ s/\([^()]*\)//g;	# what the use is for
+	my @u;
+	if ($list =~ /^all of the above\b/) {
+		@u = @layers;
+	} else {
+		for my $w (split /\s*,\s*/, $list) {
+			$w =~ s/^\s+|\s+$//g;
+			next if $w eq '' || $w eq '—' || $w eq '-';
+			push @u, $w;
+		}
+	}
+	push @layers, $name;
+	$uses{$name} = { map { $_ => 1 } @u };
+}
+close($arch);
+die "ARCHITECTURE.md: no table of subsystems\n" unless @layers;
 my %rank;
 @rank{@layers} = 0 .. $#layers;
 $rank{top} = scalar @layers;	# src/cbexec.c
+for my $from (@layers) {
+	for my $to (sort keys %{$uses{$from}}) {
+		push @bad, "ARCHITECTURE.md: $from uses '$to', which is no " .
+		    "subsystem of the table" unless exists $rank{$to};
+		push @bad, "ARCHITECTURE.md: $from uses $to, which is not " .
+		    "below it" if exists $rank{$to} && $rank{$to} >= $rank{$from};
+	}
+}
+for my $dir (glob("$top/src/*/")) {
+	my ($name) = $dir =~ m{/src/([^/]+)/$};
+	push @bad, "src/$name/ is in no row of ARCHITECTURE.md's table"
+	    unless exists $rank{$name};
+}
 
-my (%deps, @bad);
+my %deps;
 for my $file (glob("$top/src/*.c"), glob("$top/src/*/*.[ch]"),
     glob("$top/include/*.h")) {
 	my $rel = substr($file, length($top) + 1);
@@ -45,12 +85,14 @@ for my $file (glob("$top/src/*.c"), glob("$top/src/*/*.[ch]"),
 			next;
 		}
 		$deps{$from}{$to} = 1;
-		push @bad, "$rel includes \"$h\": $from may not depend on $to " .
-		    "(a lower layer, or a sibling)" if $rank{$to} >= $rank{$from};
+		next if $from eq 'top';
+		push @bad, "$rel includes \"$h\": $from may not use $to " .
+		    "(ARCHITECTURE.md draws $from using " .
+		    (join(', ', sort { $rank{$a} <=> $rank{$b} }
+		    keys %{$uses{$from}}) || 'nothing') . ")"
+		    unless $uses{$from}{$to};
 	}
 }
-# A circle would need an edge that goes up or sideways, which the check
-# above refuses; say so for the reader of the output all the same.
 my $n = 0;
 printf "ok %d - layers: %s\n", ++$n, join(' < ', @layers, 'cbexec.c');
 for my $from (sort { $rank{$a} <=> $rank{$b} } keys %deps) {

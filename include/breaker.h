@@ -208,6 +208,9 @@ struct cb_run {
 	double retry_at;		/* when the provider said to try again,
 					 * epoch seconds; 0: it did not say */
 	double retry_after;		/* or after how long, seconds; 0: none */
+	int unseen;			/* its end was never seen (its cbexec
+					 * was killed, SPEC §11): it made no
+					 * progress, yet counts none either */
 };
 
 struct cb_transition {

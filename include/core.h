@@ -149,6 +149,9 @@ struct stat;
 int file_trusted(const struct stat *st, char *why, size_t len);
 /* The directory part of path ("." or "/" at the ends); -1 ENAMETOOLONG. */
 int file_dir_of(const char *path, char *dir, size_t len);
+/* Create the missing parent directories of path with mode 0700 (those
+ * there are left as they are): 0, or -1 with the reason in err. */
+int file_mkdirs(const char *path, char *err, size_t errlen);
 /* write(2) until all of p went, retrying EINTR: the bytes written (n, or
  * fewer with errno set when the file refused the rest), -1 when none. */
 ssize_t file_write_all(int fd, const void *p, size_t n);

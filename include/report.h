@@ -150,8 +150,8 @@ struct status_row {
 	const struct cb_state *s;	/* NULL when it could not be read */
 	const char *error;		/* then why */
 	double retry_at;		/* refused until then; < 0: none */
-	long running_pid;		/* > 0: its first run is going on, in
-					 * that process (no state yet) */
+	long running_pid;		/* > 0: a run is going on, in that
+					 * process (its first: no state yet) */
 };
 
 /* --status --all: a header and one line per circuit, OPEN first and

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# The layering of src/: no subsystem includes one above it or beside it, so
-# there is no circle between folders (build-aux/layers.pl, ARCHITECTURE.md).
+# The layering of src/ as ARCHITECTURE.md's table draws it: a subsystem
+# includes only the faces its row says it uses, all of them below it, so
+# there is no circle between folders (build-aux/layers.pl).
 exec perl "$(dirname "$0")/../build-aux/layers.pl" "$(dirname "$0")/.."

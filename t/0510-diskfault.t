@@ -57,9 +57,12 @@ for c in write:ENOSPC:"No space left on device" \
 	ok "$([ "$(lines "$d/ran")" -le 1 ]; echo $?)" \
 	    "$op $e: no run after the failed save ($(lines "$d/ran") run)"
 	notmp "$d"; ok $? "$op $e: no temp file left"
+	# The run that ran and was not saved is on record (SPEC §11): the
+	# next invocation counts it first, then runs and saves normally.
 	cb --state "$d/st.json" -- true
-	is "$?:$(jget "$d/st.json" iteration)" 0:2 \
-	    "$op $e: next invocation saves normally (lock released)"
+	is "$?:$(jget "$d/st.json" iteration):$(jget "$d/st.json" \
+	    history.1.type)" 0:3:killed \
+	    "$op $e: next invocation counts the unsaved run, then saves (lock released)"
 done
 
 # The directory fsync after the rename: the new file is in place, but

@@ -114,7 +114,9 @@ if [ -n "$UNDER_VALGRIND" ]; then
 else
 	"$CBEXEC" --trip nightly 2>&-
 	is "$?" 0 "--trip with stderr closed: 0"
-	is "$(wc -c < "$CBEXEC_STATE_DIR/nightly.json.lock" | tr -d ' ')" 0 \
+	# It holds the start record of the last run, and nothing else.
+	is "$(sed 's/^{"run":[0-9]*,[^}]*}$//' \
+	    "$CBEXEC_STATE_DIR/nightly.json.lock" | tr -d ' \n')" "" \
 		"... and its messages did not land in the lock file"
 fi
 "$CBEXEC" --reset-circuit nightly 2>/dev/null

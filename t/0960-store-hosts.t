@@ -79,8 +79,11 @@ like "$(cat errA)" "lease on circuit s (expired|ran out)|another holder saved a 
     "saying its lease was lost, its state not saved"
 is "$(rcli GET cbexec:circuit:s | jcompact /dev/stdin)" "$(jcompact newer.json)" \
     "the newer state is intact"
-is "$(jget newer.json iteration):$(jget newer.json last_error.exit_code)" "1:4" \
-    "it is the other host's run"
+# The stopped holder's run is on record and its lease lapsed: the other
+# host counted it first (SPEC §11), then ran its own.
+is "$(jget newer.json history.0.type):$(jget newer.json iteration):$(jget \
+    newer.json last_error.exit_code)" "killed:2:4" \
+    "it is the other host's run, after the stopped holder's, counted killed"
 
 # ---- Redis killed mid-run ----
 ./host 1 $S --name r -- sh -c 'echo $$ >r.pid; exec sleep 30' 2>errR & R=$!

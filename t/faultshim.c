@@ -18,7 +18,12 @@
  * would never see the state file's temp file.  Only calls cbexec itself
  * makes through the PLT are affected; nothing inside libc is.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
+/* Each of open/open64 and the like is wrapped on its own: a build that
+ * asks for 64-bit offsets would make the names one. */
+#undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>

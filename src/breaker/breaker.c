@@ -300,7 +300,7 @@ count_run(struct cb_state *s, const struct cb_run *run)
 	if (run->progress) {
 		s->no_progress_count = 0;
 		s->last_progress_iteration = s->iteration;
-	} else if (!transient) {
+	} else if (!transient && !run->unseen) {
 		inc(&s->no_progress_count);
 	}
 

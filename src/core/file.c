@@ -14,10 +14,12 @@
  * state in must belong to the effective uid or root and be writable by no
  * one else, a directory being allowed group or world write only with the
  * sticky bit (as /tmp has), which keeps others from renaming or removing
- * what we put there.
+ * what we put there.  file_mkdirs() makes the directories a state file
+ * goes into, 0700.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,4 +158,44 @@ int
 file_std_closed(int fd)
 {
 	return (std_closed >> fd) & 1;
+}
+
+int
+file_mkdirs(const char *path, char *err, size_t errlen)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	char *p, *slash;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENAMETOOLONG));
+		return -1;
+	}
+	if ((slash = strrchr(buf, '/')) == NULL)
+		return 0;
+	*slash = '\0';
+	if (buf[0] == '\0' || (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)))
+		return 0;
+	/* Walk down from the top; existing directories are left as they are. */
+	for (p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		if (p[-1] != '/') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(buf, 0700) == -1 && (errno != EEXIST ||
+			    stat(buf, &st) == -1 || !S_ISDIR(st.st_mode))) {
+				int e = errno == EEXIST ? ENOTDIR : errno;
+
+				snprintf(err, errlen, "%s: cannot create "
+				    "directory: %s", buf, strerror(e));
+				return -1;
+			}
+			*p = c;
+		}
+		if (*p == '\0')
+			break;
+	}
+	return 0;
 }

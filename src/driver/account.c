@@ -18,7 +18,6 @@
  * stops every circuit on the account with 125 and is never replaced; an
  * operator's --reset-account moves it aside.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +61,6 @@ update_failed(const char *name, int rc, const char *err)
 	}
 	fprintf(stderr, "cbexec: %s\n", err);
 	return CB_EXIT_ERROR;
-}
-
-/* The state directory the accounts live in, once per invocation. */
-static const char *
-acct_dir(struct inv *v)
-{
-	char err[512];
-
-	if (v->acct_dir == NULL &&
-	    (v->acct_dir = circuit_state_dir(err, sizeof(err))) == NULL)
-		fprintf(stderr, "cbexec: %s\n", err);
-	return v->acct_dir;
 }
 
 /* The circuit as the document names it: its label made UTF-8 (a --state
@@ -125,7 +112,7 @@ gate_refusal(const struct inv *v, const struct cb_account *a)
 
 	if (until >= 0) {
 		/* whole seconds, rounded up: never "in 0s" before it */
-		secs = (long)(until - store_now(&v->st)) + 1;
+		secs = (long)(until - store_now(v->st)) + 1;
 		snprintf(in, sizeof(in), "; retry in %s", duration_format(
 		    (double)(secs > 0 ? secs : 0), d, sizeof(d)));
 	}
@@ -153,17 +140,13 @@ gate_admit(struct inv *v)
 	struct cb_account a;
 	struct claim c;
 	char err[4400], msg[600];
-	const char *dir;
 	double until;
 	int rc;
 
 	if (v->o->account == NULL)
 		return -1;
-	if ((dir = acct_dir(v)) == NULL)
-		return CB_EXIT_ERROR;
 	/* Lock-free first: a CLOSED gate (or none) is the common case. */
-	rc = store_account_load(&v->st, dir, v->o->account, &a, err,
-	    sizeof(err));
+	rc = store_account_load(v->st, v->o->account, &a, err, sizeof(err));
 	if (rc < 0) {
 		breaker_account_free(&a);
 		fprintf(stderr, "cbexec: %s\n", err);
@@ -181,9 +164,9 @@ gate_admit(struct inv *v)
 		return CB_EXIT_ERROR;
 	}
 	c.lease = trial_lease(v->o);
-	c.now = store_now(&v->st);
-	rc = store_account_update(&v->st, dir, v->o->account,
-	    ACCOUNT_LOCK_WAIT, 1, claim_fn, &c, NULL, 0, err, sizeof(err));
+	c.now = store_now(v->st);
+	rc = store_account_update(v->st, v->o->account, ACCOUNT_LOCK_WAIT, 1,
+	    claim_fn, &c, NULL, 0, err, sizeof(err));
 	if (rc < 0) {
 		free(c.seen.reason);
 		free(c.seen.circuit);
@@ -200,7 +183,7 @@ gate_admit(struct inv *v)
 	} else if (c.verdict == GATE_REFUSE) {
 		until = breaker_gate_until(&c.seen);
 		if (until >= 0 && v->o->loop && (v->deadline <= 0 ||
-		    mono_now() + (until - store_now(&v->st)) <= v->deadline)) {
+		    mono_now() + (until - store_now(v->st)) <= v->deadline)) {
 			v->wait_until = until;
 			rc = ADMIT_WAIT;
 		} else {
@@ -239,17 +222,14 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 	struct cb_account a;
 	struct lesson l;
 	char err[4400], msg[600], ts[64], *why = NULL;
-	const char *dir;
 	int fact, rc, closed;
 
 	if (v->o->account == NULL || ignored)
 		return 0;
-	if ((dir = acct_dir(v)) == NULL)
-		return -1;
 	fact = breaker_gate_fact(d->c.type);
 	if (!fact) {
 		/* Nothing learned: only a trial of ours has to be closed. */
-		if (store_account_load(&v->st, dir, v->o->account, &a, err,
+		if (store_account_load(v->st, v->o->account, &a, err,
 		    sizeof(err)) < 0) {
 			breaker_account_free(&a);
 			fprintf(stderr, "cbexec: %s\n", err);
@@ -270,7 +250,7 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 	l.type = fact ? d->c.type : "";
 	/* As the circuit keeps it: UTF-8, cut to CB_TEXT_MAX. */
 	l.message = v->s.last_error.message;
-	l.now = store_now(&v->st);
+	l.now = store_now(v->st);
 	if (strcmp(l.type, "usage_limit") == 0) {
 		/* The circuit's breaker read the reset time (rule 8). */
 		l.retry_at = v->s.retry_at;
@@ -282,8 +262,8 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 		l.reason = why;
 		l.retry_at = -1;
 	}
-	rc = store_account_update(&v->st, dir, v->o->account,
-	    ACCOUNT_LOCK_WAIT, 1, learn_fn, &l, NULL, 0, err, sizeof(err));
+	rc = store_account_update(v->st, v->o->account, ACCOUNT_LOCK_WAIT, 1,
+	    learn_fn, &l, NULL, 0, err, sizeof(err));
 	free(why);
 	if (rc < 0) {
 		update_failed(v->o->account, rc, err);
@@ -337,17 +317,12 @@ gate_status(const struct options *o, struct store *st, const char *account,
     const struct cb_state *s, FILE *f)
 {
 	struct cb_account a;
-	char err[4400], *dir, ts[80];
+	char err[4400], ts[80];
 	cJSON *j, *aj;
 	char *text;
 	int rc, refusing;
 
-	if ((dir = circuit_state_dir(err, sizeof(err))) == NULL) {
-		fprintf(stderr, "cbexec: %s\n", err);
-		return -1;
-	}
-	rc = store_account_load(st, dir, account, &a, err, sizeof(err));
-	free(dir);
+	rc = store_account_load(st, account, &a, err, sizeof(err));
 	if (rc < 0) {
 		breaker_account_free(&a);
 		fprintf(stderr, "cbexec: %s\n", err);
@@ -403,54 +378,24 @@ gate_status(const struct options *o, struct store *st, const char *account,
 	return refusing;
 }
 
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void
-gate_list(FILE *f, struct store *st, const char *dir)
+gate_list(FILE *f, struct store *st)
 {
 	struct cb_account a;
-	struct dirent *de;
-	char **v = NULL, **nv, err[4400], ts[80];
-	size_t n = 0, i, len, sl = strlen(ACCOUNT_SUFFIX);
-	DIR *d;
+	char **v = NULL, err[4400], ts[80];
+	size_t n = 0, i;
 
-	if (st->kind == STORE_REDIS) {
-		if (store_account_list(st, &v, &n, err, sizeof(err)) == -1) {
-			fputc('\n', f);
-			text_put(f, err);
-			fputc('\n', f);
-			return;
-		}
-		goto list;
-	}
-	if ((d = opendir(dir)) == NULL)
+	if (store_account_list(st, &v, &n, err, sizeof(err)) == -1) {
+		fputc('\n', f);
+		text_put(f, err);
+		fputc('\n', f);
 		return;
-	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (de->d_name[0] == '.' || len <= sl ||
-		    strcmp(de->d_name + len - sl, ACCOUNT_SUFFIX) != 0)
-			continue;
-		if ((nv = realloc(v, (n + 1) * sizeof(*v))) == NULL)
-			break;
-		v = nv;
-		if ((v[n] = strndup(de->d_name, len - sl)) == NULL)
-			break;
-		n++;
 	}
-	closedir(d);
-	if (n > 0)
-		qsort(v, n, sizeof(*v), by_name);
-list:
 	if (n > 0)
 		fputc('\n', f);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "account %s: ", v[i]);
-		if (store_account_load(st, dir, v[i], &a, err,
-		    sizeof(err)) < 0) {
+		if (store_account_load(st, v[i], &a, err, sizeof(err)) < 0) {
 			text_put(f, err);
 			fputc('\n', f);
 		} else {
@@ -500,29 +445,17 @@ reset_fn(struct cb_account *a, void *arg)
 int
 ops_reset_account(const struct options *o)
 {
-	char err[4400], aside[4400] = "", *dir;
+	char err[4400], aside[4400] = "";
 	struct reset r = { CB_CLOSED, NULL, 0 };
-	struct store_cfg cfg;
-	struct store st;
+	struct store *st = NULL;
 	int rc;
 
-	if ((dir = circuit_state_dir(err, sizeof(err))) == NULL) {
-		fprintf(stderr, "cbexec: %s\n", err);
+	if (circuit_store(o, NULL, &st, 0) < 0)
 		return CB_EXIT_ERROR;
-	}
-	circuit_store_cfg(o, &cfg);
-	if (store_open(&st, &cfg, err, sizeof(err)) == -1) {
-		fprintf(stderr, "cbexec: %s\n", err);
-		store_close(&st);
-		free(dir);
-		return CB_EXIT_ERROR;
-	}
-	r.now = store_now(&st);
-	rc = store_account_update(&st, dir, o->reset_account,
-	    ACCOUNT_LOCK_WAIT, 0, reset_fn, &r, aside, sizeof(aside), err,
-	    sizeof(err));
-	store_close(&st);
-	free(dir);
+	r.now = store_now(st);
+	rc = store_account_update(st, o->reset_account, ACCOUNT_LOCK_WAIT, 0,
+	    reset_fn, &r, aside, sizeof(aside), err, sizeof(err));
+	store_close(st);
 	if (rc < 0) {
 		free(r.why);
 		return update_failed(o->reset_account, rc, err);

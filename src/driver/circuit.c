@@ -6,7 +6,7 @@
  * command that resets it (shell-quoted, to be pasted); and the reporter
  * that speaks for it.
  *
- * With --store the circuit lives in a shared Redis under its NAME, which
+ * With --store the circuit lives in a shared store under its NAME, which
  * is then required (a path or the working directory's circuit means
  * nothing to another host).  The state file of that name in the state
  * directory is still where the status file goes, and what --store-fallback
@@ -110,43 +110,27 @@ int
 circuit_migrate(const struct circuit *c, struct store *st,
     struct cb_state *s, char *err, size_t len)
 {
-	struct cb_state old;
-	struct stat sb;
 	char why[1024];
 	int rc;
 
-	if (!c->cwd || st->kind != STORE_FILE ||
-	    lstat(LEGACY_STATE, &sb) == -1)
+	if (!c->cwd)
 		return 0;
-	/* A file cbexec once trusted: what cannot be read may have been
-	 * OPEN, so it is not passed over. */
-	if ((rc = state_load(LEGACY_STATE, 0, c->label, &old, why,
-	    sizeof(why))) == 1) {
-		/* gone since the lstat: nothing to move */
-		breaker_free(&old);
+	if ((rc = store_adopt(st, LEGACY_STATE, s, why, sizeof(why))) == 0)
 		return 0;
-	}
-	if (rc != 0) {
+	if (rc == -1) {
 		snprintf(err, len, "%s, this directory's circuit before, "
 		    "cannot be moved to %s: %s; it may hold an OPEN circuit: "
 		    "review it, then move it there to keep it, or aside to "
 		    "start afresh", LEGACY_STATE, c->path, why);
 		return -1;
 	}
-	breaker_set_str(&old.name, c->label);
-	if (store_save(st, &old, err, len) != 0) {
-		breaker_free(&old);
+	if (rc < 0) {
+		snprintf(err, len, "%s", why);
 		return -1;
 	}
-	breaker_free(s);
-	*s = old;
-	/* Once moved, never again: a later deletion of the new file must
-	 * not bring the old state back. */
-	if (rename(LEGACY_STATE, LEGACY_STATE ".migrated") == -1)
-		unlink(LEGACY_STATE);
 	fprintf(stderr, "cbexec: this directory's circuit (%s%s%s) moved "
-	    "from %s to %s\n", circuit_name(old.state), old.open_reason ?
-	    ": " : "", old.open_reason ? old.open_reason : "", LEGACY_STATE,
+	    "from %s to %s\n", circuit_name(s->state), s->open_reason ?
+	    ": " : "", s->open_reason ? s->open_reason : "", LEGACY_STATE,
 	    c->path);
 	return 1;
 }
@@ -253,15 +237,24 @@ circuit_reporter(const struct options *o, const struct circuit *c,
 }
 
 void
-circuit_store_cfg(const struct options *o, struct store_cfg *cfg)
+circuit_store_cfg(const struct options *o, struct store_cfg *cfg,
+    char **dir)
 {
 	static int said_timeout;
+	char err[512];
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->url = o->store;
 	cfg->lease = o->store_lease;
 	cfg->timeout = o->store_timeout;
 	cfg->password = o->store_password;
+	cfg->follow = o->follow_symlinks;
+	/* The operator signals end a wait for the store at once. */
+	cfg->poll = sup_poll;
+	/* The file store's circuits and accounts; a shared store needs
+	 * none (its accounts are keys). */
+	cfg->dir = *dir = o->store == NULL ? circuit_state_dir(err,
+	    sizeof(err)) : NULL;
 	/* A renewal must be able to fail and the run end within the lease:
 	 * at most a third of it for each store command (SPEC §10). */
 	if (o->store != NULL && cfg->lease < 3 * cfg->timeout - 1e-6) {
@@ -275,25 +268,32 @@ circuit_store_cfg(const struct options *o, struct store_cfg *cfg)
 
 int
 circuit_store(const struct options *o, const struct circuit *c,
-    struct store *st, int fallback)
+    struct store **st, int fallback)
 {
 	struct store_cfg cfg;
-	char err[4400];
+	char err[4400], label[256], *dir;
+	int rc;
 
-	circuit_store_cfg(o, &cfg);
-	cfg.name = o->name;
-	cfg.path = c->path;
-	cfg.follow = o->follow_symlinks;
-	if (store_open(st, &cfg, err, sizeof(err)) == 0)
+	circuit_store_cfg(o, &cfg, &dir);
+	cfg.name = c != NULL ? o->name : NULL;
+	cfg.path = c != NULL ? c->path : NULL;
+	rc = store_open(st, &cfg, err, sizeof(err));
+	if (rc == 0) {
+		free(dir);
 		return 0;
-	if (st->interrupted) {
-		store_close(st);
+	}
+	if (rc == -3) {
+		free(dir);
+		if (store_url_check(o->store, label, sizeof(label), err,
+		    sizeof(err)) == -1)
+			snprintf(label, sizeof(label), "the store");
 		fprintf(stderr, "cbexec: circuit %s: interrupted while "
-		    "connecting to %s; not going on\n", c->label, st->label);
+		    "connecting to %s; not going on\n", c != NULL ? c->label :
+		    "-", label);
 		return -2;
 	}
-	store_close(st);
-	if (!fallback || !o->store_fallback) {
+	if (!fallback || !o->store_fallback || c == NULL) {
+		free(dir);
 		fprintf(stderr, "cbexec: %s%s\n", err, fallback ?
 		    "; not running the command" : "");
 		return -1;
@@ -301,6 +301,7 @@ circuit_store(const struct options *o, const struct circuit *c,
 	/* An account's gate lives in the store: the local state cannot say
 	 * whether the account is open, so it does not run at all. */
 	if (o->account != NULL) {
+		free(dir);
 		fprintf(stderr, "cbexec: %s; not running the command: "
 		    "--store-fallback local cannot read account %s's gate "
 		    "(it is in the store)\n", err, o->account);
@@ -311,8 +312,9 @@ circuit_store(const struct options *o, const struct circuit *c,
 	fprintf(stderr, "cbexec: %s; running on the local state %s instead "
 	    "(--store-fallback local)\n", err, c->path);
 	cfg.url = NULL;
-	if (store_open(st, &cfg, err, sizeof(err)) == -1) {
-		store_close(st);
+	rc = store_open(st, &cfg, err, sizeof(err));
+	free(dir);
+	if (rc != 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
@@ -332,10 +334,7 @@ circuit_lock(const struct options *o, const struct circuit *c,
 	sup_release();
 	if (rc == 0)
 		return 0;
-	if (st->kind == STORE_REDIS)
-		snprintf(where, sizeof(where), "its lease in %s", st->label);
-	else
-		snprintf(where, sizeof(where), "%s.lock", c->path);
+	store_lock_where(st, where, sizeof(where));
 	if (rc == -3) {
 		fprintf(stderr, "cbexec: circuit %s: interrupted while waiting "
 		    "for the lock; not going on\n", c->label);

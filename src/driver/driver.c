@@ -44,7 +44,7 @@ save(struct inv *v)
 
 	/* Still the holder of the circuit's lock (file or lease), and in a
 	 * shared store over the generation loaded, or none is saved. */
-	if (store_save(&v->st, &v->s, err, sizeof(err)) < 0) {
+	if (store_save(v->st, &v->s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
@@ -69,7 +69,7 @@ inv_metrics(struct inv *v)
 static double
 now(const struct inv *v)
 {
-	return store_now(&v->st);
+	return store_now(v->st);
 }
 
 int
@@ -77,7 +77,7 @@ inv_keepalive(void *arg)
 {
 	struct inv *v = arg;
 
-	return store_keepalive(&v->st, v->store_err, sizeof(v->store_err));
+	return store_keepalive(v->st, v->store_err, sizeof(v->store_err));
 }
 
 /* The same on the run engine's loop: 1 while the answer is awaited. */
@@ -86,7 +86,7 @@ inv_keepalive_async(void *arg)
 {
 	struct inv *v = arg;
 
-	return store_keepalive_async(&v->st, v->store_err,
+	return store_keepalive_async(v->st, v->store_err,
 	    sizeof(v->store_err));
 }
 
@@ -95,7 +95,7 @@ inv_lease_until(void *arg)
 {
 	struct inv *v = arg;
 
-	return store_lease_until(&v->st);
+	return store_lease_until(v->st);
 }
 
 int
@@ -103,7 +103,7 @@ inv_store_fd(void *arg)
 {
 	struct inv *v = arg;
 
-	return store_fd(&v->st);
+	return store_fd(v->st);
 }
 
 /* While a helper runs: the lease renewed when a third of it has gone. */
@@ -112,7 +112,7 @@ inv_keep_fresh(void *arg)
 {
 	struct inv *v = arg;
 
-	return store_fresh(&v->st) ? 0 : inv_keepalive(v);
+	return store_fresh(v->st) ? 0 : inv_keepalive(v);
 }
 
 /* sup_sleep() in pieces short enough to keep a lease alive between them;
@@ -123,9 +123,8 @@ inv_sleep(struct inv *v, double secs)
 	double step, end = mono_now() + secs, left;
 	int rc;
 
-	if (v->st.kind != STORE_REDIS)
+	if ((step = store_keepalive_every(v->st)) <= 0)
 		return sup_sleep(secs, v->deadline);
-	step = v->st.lease / 3;
 	for (;;) {
 		left = end - mono_now();
 		if ((rc = sup_sleep(left > step ? step : left > 0 ? left : 0,
@@ -415,13 +414,16 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 		run.task = NULL;
 	}
 	run.progress = progress;
+	/* Whether a killed run made progress was never seen: it neither
+	 * counts as none nor clears the count. */
+	run.unseen = d->killed;
 	run.ignored = r->exec_errno == 0 && r->signo == 0 && !r->timed_out &&
 	    in_codes(&o->ignore_codes, r->exit_code) && !success;
 	/* Our stdout was closed downstream (`cbexec --loop ... | head`):
 	 * a run that then failed (SIGPIPE, EPIPE) did so for want of a
 	 * reader, which is nothing against the command. */
-	v->out_closed = r->out_gone ||
-	    (o->no_capture_stdout && r->exec_errno == 0 && sup_stdout_gone());
+	v->out_closed = !d->killed && (r->out_gone || (o->no_capture_stdout &&
+	    r->exec_errno == 0 && sup_stdout_gone()));
 	if (v->out_closed && !success && r->exec_errno == 0 && !run.ignored)
 		run.ignored = CB_IGNORED_CLOSED;
 	out_errors(v, r);
@@ -443,8 +445,9 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 		    "31 days ahead: waiting 31 days at most");
 
 	breaker_record(&v->s, &o->limits, &run, now(v), &res);
-	/* --record has no duration to tell. */
-	v->s.last_run_seconds = o->mode == MODE_RECORD ? -1 : r->duration;
+	/* --record and a killed run have no duration to tell. */
+	v->s.last_run_seconds = o->mode == MODE_RECORD || d->killed ? -1 :
+	    r->duration;
 	if (d->have_usage) {
 		spend(v, d);
 		/* The run that takes a spend window to its cap opens the
@@ -495,8 +498,9 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	report_run(&v->rep, &rr);
 	/* The hook sees the counters that caused the transition. */
 	report_result(v, &res, &v->s);
-	/* What the provider said holds for every circuit on the account. */
-	if (gate_learn(v, d, run.ignored) == -1)
+	/* What the provider said holds for every circuit on the account (a
+	 * killed run said nothing, not even that a trial is over). */
+	if (gate_learn(v, d, run.ignored || d->killed) == -1)
 		return CB_EXIT_ERROR;
 	inv_metrics(v);
 	/* --on-run's end, once everything of the run is saved and told. */
@@ -672,7 +676,7 @@ admit(struct inv *v)
 {
 	struct cb_result res;
 	/* The shared store's clock, as every time the breaker is given. */
-	double now = store_now(&v->st);
+	double now = store_now(v->st);
 
 	int go = breaker_admit(&v->s, &v->o->limits, now, &res), rc;
 
@@ -737,6 +741,68 @@ skipped(struct inv *v, const char *task)
 }
 
 int
+killed_run(const struct store_run *r, struct classification *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->cls = CB_CLASS_RECOVERABLE;
+	snprintf(c->type, sizeof(c->type), "killed");
+	if (asprintf(&c->message, "cbexec was killed during run %ld",
+	    r->run) == -1) {
+		c->message = NULL;
+		return -1;
+	}
+	/* The number is normalised away: every killed run is one error, so
+	 * a command that kills its supervisor every time ends STUCK. */
+	if (error_fingerprint(c->type, c->message, NULL, c->hash) == -1) {
+		free(c->message);
+		c->message = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The start record found under the lock names a run whose result was
+ * never saved: the cbexec that ran it is gone, killed with its command
+ * (SPEC §11).  It counts first, as a failed run, through the same
+ * record() as any run.  -1 to go on, else the exit status (the count
+ * opened the circuit, or the save failed).
+ */
+static int
+count_killed(struct inv *v)
+{
+	const struct store_run *k = &v->killed;
+	struct run_done d;
+	char ts[40] = "?";
+	int rc, code, failed;
+
+	memset(&d, 0, sizeof(d));
+	status_init(&d.st);
+	status_init(&d.cmd);
+	d.progress = 0;
+	d.killed = 1;
+	d.started = k->started;
+	/* What the watchdog does to the command when cbexec dies. */
+	d.r.signo = SIGKILL;
+	d.r.exit_code = -1;
+	if (killed_run(k, &d.c) == -1) {
+		fprintf(stderr, "cbexec: %s\n", digest_error() != NULL ?
+		    digest_error() : "out of memory");
+		run_done_free(&d);
+		return CB_EXIT_ERROR;
+	}
+	if (k->started >= 0)
+		iso8601(k->started, ts, sizeof(ts));
+	report_warn(&v->rep, "run %ld (cbexec pid %ld on %s, since %s) was "
+	    "never recorded: its cbexec was killed; counted as a failed run",
+	    k->run, k->pid, k->host[0] != '\0' ? k->host : "?", ts);
+	rc = record(v, &d, &code, &failed);
+	run_done_free(&d);
+	memset(&v->killed, 0, sizeof(v->killed));
+	return rc;
+}
+
+int
 inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 {
 	char err[4400];
@@ -747,7 +813,6 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 	v->c = c;
 	if (o->budget > 0)
 		v->deadline = mono_now() + o->budget;
-	v->st.lock_fd = -1;
 	v->rep.log_fd = -1;
 	if (o->store != NULL && store_url_check(o->store, v->store_label,
 	    sizeof(v->store_label), err, sizeof(err)) == -1) {
@@ -757,22 +822,28 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 	if ((rc = circuit_store(o, c, &v->st, 1)) < 0)
 		return rc == -2 ? CB_EXIT_ABORT : CB_EXIT_ERROR;
 	v->fallback = rc == 1;
-	if ((rc = take_lock(o, c, &v->st)) < 0) {
-		store_close(&v->st);
+	if ((rc = take_lock(o, c, v->st)) < 0) {
+		store_close(v->st);
+		v->st = NULL;
 		return -rc;
 	}
 	/* git, --progress-cmd and the hook do not outlast the lease. */
-	if (v->st.kind == STORE_REDIS)
-		child_keepalive(inv_keep_fresh, v, v->st.lease / 6);
-	if ((rc = store_load(&v->st, &v->s, err, sizeof(err))) < 0) {
+	if (store_keepalive_every(v->st) > 0)
+		child_keepalive(inv_keep_fresh, v,
+		    store_keepalive_every(v->st) / 2);
+	/* With the state, the start record of a run whose result was never
+	 * saved: under the lock, its cbexec is gone. */
+	if ((rc = store_load(v->st, &v->s, &v->killed, err,
+	    sizeof(err))) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
-		store_close(&v->st);
+		store_close(v->st);
+		v->st = NULL;
 		return CB_EXIT_ERROR;
 	}
 	v->loaded = 1;
 	/* A new circuit of the working directory takes over the state it
 	 * had in the tree before (an upgrade never re-arms it). */
-	if (rc == 1 && circuit_migrate(c, &v->st, &v->s, err,
+	if (rc == 1 && circuit_migrate(c, v->st, &v->s, err,
 	    sizeof(err)) == -1) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		inv_end(v);
@@ -780,8 +851,7 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 	}
 	/* The status file goes beside the local state, in the state
 	 * directory, also when the state itself is in a shared store. */
-	if (v->st.kind == STORE_REDIS && state_mkdirs(c->path, err,
-	    sizeof(err)) == -1) {
+	if (file_mkdirs(c->path, err, sizeof(err)) == -1) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		inv_end(v);
 		return CB_EXIT_ERROR;
@@ -846,6 +916,12 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		    "(--agent%s): nothing is counted for %s",
 		    o->no_capture_stdout ? ", without --no-capture-stdout" :
 		    "", o->argv[0]);
+	/* A run of a cbexec that was killed is counted before anything
+	 * else happens to the circuit. */
+	if (v->killed.run > 0 && (rc = count_killed(v)) >= 0) {
+		inv_end(v);
+		return rc;
+	}
 	return -1;
 }
 
@@ -857,15 +933,14 @@ inv_end(struct inv *v)
 	v->state_dir = NULL;
 	free(v->status_file);
 	v->status_file = NULL;
-	free(v->acct_dir);
-	v->acct_dir = NULL;
 	free(v->acct_who);
 	v->acct_who = NULL;
 	if (v->loaded)
 		breaker_free(&v->s);
 	v->loaded = 0;
 	child_keepalive(NULL, NULL, 0);
-	store_close(&v->st);
+	store_close(v->st);
+	v->st = NULL;
 }
 
 int

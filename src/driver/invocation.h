@@ -25,7 +25,7 @@ struct inv {
 	char *state_dir;	/* excluded from "files" */
 	int retry;		/* the operator chose Reset or Modify */
 	int last;		/* no run follows the one under way */
-	struct store st;	/* the circuit's store, its lock held */
+	struct store *st;	/* the circuit's store, its lock held */
 	int fallback;		/* on the local state: --store-fallback */
 	char store_err[1024];	/* why the store's keepalive failed */
 	char store_label[256];	/* --store without its password, or "" */
@@ -34,12 +34,13 @@ struct inv {
 	const struct agent *agent;	/* the client COMMAND runs, or NULL */
 	double retry_after;	/* the last run's provider asked to wait */
 	double wait_until;	/* ADMIT_WAIT: --loop sleeps until then */
-	char *acct_dir;		/* where --account's document is, or NULL */
 	char *acct_who;		/* the circuit as the document names it */
 	int out_closed;		/* the last run found our stdout closed
 				 * downstream: the loop ends */
 	int write_err;		/* writing the command's output failed
 				 * (errno, said once): 125 at the end */
+	struct store_run killed;	/* the start record found under the
+					 * lock: a run never counted */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */
@@ -67,6 +68,8 @@ struct run_done {
 	char stop_msg[512];
 	struct agent_usage usage;	/* what the agent said it used */
 	int have_usage;			/* a known agent ran */
+	int killed;			/* a run whose cbexec was killed: its
+					 * end never seen (killed_run()) */
 };
 
 /*
@@ -122,9 +125,17 @@ int gate_admit(struct inv *v);
 int gate_learn(struct inv *v, const struct run_done *d, int ignored);
 int gate_status(const struct options *o, struct store *st,
     const char *account, const struct cb_state *s, FILE *f);
-/* --status --all (text): one line per account document of dir, or of
- * the shared store st. */
-void gate_list(FILE *f, struct store *st, const char *dir);
+/* --status --all (text): one line per account of the store st. */
+void gate_list(FILE *f, struct store *st);
+
+/*
+ * A run on record as begun (the start record r) that was never saved:
+ * its cbexec was killed, and the run counts as failed (SPEC §11).  Its
+ * classification into *c (free it): recoverable, type "killed", "cbexec
+ * was killed during run N", one fingerprint whatever N.  0, or -1 when
+ * out of memory.
+ */
+int killed_run(const struct store_run *r, struct classification *c);
 
 /* Run COMMAND once (run.c): 0 with *d filled (free it with
  * run_done_free), 1 when an operator signal came before it started
@@ -154,31 +165,28 @@ char *circuit_state_dir(char *err, size_t len);
 int circuit_reporter(const struct options *o, const struct circuit *c,
     struct reporter *r);
 
-/* The state directory: $CBEXEC_STATE_DIR, else
- * ${XDG_STATE_HOME:-$HOME/.local/state}/cbexec (circuit.c); malloc'd, or
- * NULL with the message in err. */
-char *circuit_state_dir(char *err, size_t len);
-
 /* The store's settings o gives (URL, lease, timeout cut to a third of
- * the lease with a notice, password), the rest of cfg zero. */
-void circuit_store_cfg(const struct options *o, struct store_cfg *cfg);
-/* Open the store o names for c (a file store without --store): 0, or -1
- * with the message printed (the store is unreachable: 125), -2 when a
- * signal ended the wait (122).  With fallback and --store-fallback
- * local, an unreachable store gives the local state file instead, said
- * on stderr: 1. */
+ * the lease with a notice, password, the state directory in dir, which
+ * the caller frees), the rest of cfg zero. */
+void circuit_store_cfg(const struct options *o, struct store_cfg *cfg,
+    char **dir);
+/* Open the store o names (c's circuit; c NULL: none, --status --all,
+ * --reset-account) into *st: 0, or -1 with the message printed (the
+ * store is unreachable: 125), -2 when a signal ended the wait (122).
+ * With fallback and --store-fallback local, an unreachable store gives
+ * the local state file instead, said on stderr: 1. */
 int circuit_store(const struct options *o, const struct circuit *c,
-    struct store *st, int fallback);
+    struct store **st, int fallback);
 
 /* The working directory's circuit as it was kept before, in the tree. */
 #define LEGACY_STATE ".cbexec/state.json"
 
 /*
  * c is the working directory's circuit, st (locked) has no state for it
- * yet, and LEGACY_STATE is there: move that state into st (saved, *s
- * replaced; the old file renamed to LEGACY_STATE.migrated) and say so: 1.
- * 0 when there is nothing to move; -1 with err when it cannot be read (it
- * may be OPEN: never passed over) or saved.
+ * yet, and LEGACY_STATE is there: move that state into st (store_adopt:
+ * saved, *s replaced; the old file renamed to LEGACY_STATE.migrated) and
+ * say so: 1.  0 when there is nothing to move; -1 with err when it cannot
+ * be read (it may be OPEN: never passed over) or saved.
  */
 int circuit_migrate(const struct circuit *c, struct store *st,
     struct cb_state *s, char *err, size_t len);

@@ -15,22 +15,22 @@
  * a reset, a trip or a skip create a new file beside the real one.  Only
  * --trip --create opens a circuit that has never run.
  *
- * --status --all reads every NAME.json of the state directory (not the
- * hidden temp files of a save, FILE.lock or FILE.corrupt-*), without
- * locks, and lists them (report_status_all() orders them, OPEN first);
- * one that cannot be read is a row saying why.  A NAME.json.lock with no
- * NAME.json is a circuit whose first run is going on when a process holds
- * that lock (state_lock_holder(), which reads /proc/locks and takes
- * nothing): a fresh CLOSED row that says so; else it is left out.  A state directory that
- * does not exist is an error (125), not an empty list: it is most often
- * the wrong one.  The retry time (retry_at, while a usage limit holds a circuit
- * OPEN) is read from the file's JSON as it is.  The text adds a line per
- * account (NAME.account, --account) after the table.
+ * A verb that writes (a reset, a trip, a skip, an unskip) takes the lock,
+ * and under it a start record whose run was never saved is a run whose
+ * cbexec was killed: it is counted first, as a run would count it (SPEC
+ * §11), and saved with the verb's change in the one save.
+ *
+ * --status --all reads every circuit of the store (store_list: the
+ * NAME.json of the state directory, or the keys of a shared store),
+ * without locks, and lists them (report_status_all() orders them, OPEN
+ * first); one that cannot be read is a row saying why.  A state directory
+ * that does not exist is an error (125), not an empty list: it is most
+ * often the wrong one.  The retry time (retry_at, while a usage limit
+ * holds a circuit OPEN) is read from the state's JSON as it is.  The text
+ * adds a line per account (--account) after the table.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +64,7 @@ no_such_circuit(const struct circuit *c, const struct store *st)
 /* The circuit's store, open; 0, or -1 with the message printed. */
 static int
 open_store(const struct options *o, const struct circuit *c,
-    struct store *st)
+    struct store **st)
 {
 	return circuit_store(o, c, st, 0) < 0 ? -1 : 0;
 }
@@ -91,26 +91,26 @@ need_circuit(const struct circuit *c, struct store *st)
 int
 ops_need_circuit(const struct options *o, const struct circuit *c)
 {
-	struct store st;
+	struct store *st = NULL;
 	int rc = -1;
 
 	if (open_store(o, c, &st) == 0)
-		rc = need_circuit(c, &st);
-	store_close(&st);
+		rc = need_circuit(c, st);
+	store_close(st);
 	return rc;
 }
 
 static int
-load(const struct options *o, const struct circuit *c, struct store *st,
+load(const struct options *o, const struct circuit *c, struct store **st,
     struct cb_state *s)
 {
 	char err[4400];
 
 	if (open_store(o, c, st) == -1)
 		return -1;
-	if (need_circuit(c, st) == -1)
+	if (need_circuit(c, *st) == -1)
 		return -1;
-	if (store_load(st, s, err, sizeof(err)) < 0) {
+	if (store_load(*st, s, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
@@ -122,11 +122,11 @@ ops_status(const struct options *o, const struct circuit *c)
 {
 	struct cb_state s;
 	const char *account;
-	struct store st;
+	struct store *st = NULL;
 	int open, gate = 0;
 
 	if (load(o, c, &st, &s) == -1) {
-		store_close(&st);
+		store_close(st);
 		return CB_EXIT_ERROR;
 	}
 	/* --account, else the one the circuit last ran with. */
@@ -134,16 +134,16 @@ ops_status(const struct options *o, const struct circuit *c)
 	/* With an account, --json's object carries its gate. */
 	if (account == NULL || !o->json)
 		report_status(stdout, &s, c->label, c->reset_hint, o->json,
-		    store_now(&st));
+		    store_now(st));
 	if (account != NULL &&
-	    (gate = gate_status(o, &st, account, &s, stdout)) == -1) {
+	    (gate = gate_status(o, st, account, &s, stdout)) == -1) {
 		breaker_free(&s);
-		store_close(&st);
+		store_close(st);
 		return CB_EXIT_ERROR;
 	}
 	open = s.state == CB_OPEN || gate == 1;
 	breaker_free(&s);
-	store_close(&st);
+	store_close(st);
 	return open ? CB_EXIT_OPEN : CB_EXIT_OK;
 }
 
@@ -151,16 +151,16 @@ int
 ops_history(const struct options *o, const struct circuit *c)
 {
 	struct cb_state s;
-	struct store st;
+	struct store *st = NULL;
 
 	if (load(o, c, &st, &s) == -1) {
-		store_close(&st);
+		store_close(st);
 		return CB_EXIT_ERROR;
 	}
 	report_history(stdout, &s, o->last, o->json,
 	    terminal_width(STDOUT_FILENO));
 	breaker_free(&s);
-	store_close(&st);
+	store_close(st);
 	return CB_EXIT_OK;
 }
 
@@ -231,15 +231,55 @@ apply(const struct options *o, struct cb_state *s, enum op op, double now,
 	return -1;
 }
 
-/* Load (moving a corrupt file aside for a reset), apply, save, report.
- * The transition goes to the log and the hook like any. */
+/*
+ * A run of a cbexec that was killed (its start record r, found under the
+ * lock), counted in s as a run would count it, and reported.  0, or -1
+ * with the message printed.
+ */
+static int
+count_killed(const struct options *o, struct cb_state *s,
+    const struct store_run *r, double now, struct reporter *rep)
+{
+	struct classification c;
+	struct cb_state before;
+	struct cb_result res;
+	struct cb_run run;
+	int i;
+
+	if (killed_run(r, &c) == -1) {
+		fprintf(stderr, "cbexec: %s\n", digest_error() != NULL ?
+		    digest_error() : "out of memory");
+		return -1;
+	}
+	memset(&run, 0, sizeof(run));
+	run.unseen = 1;
+	run.cls = c.cls;
+	run.type = c.type;
+	run.message = c.message;
+	run.hash = c.hash;
+	run.exit_code = CB_EXIT_SIGNAL + SIGKILL;
+	breaker_snapshot(s, &before);
+	breaker_record(s, &o->limits, &run, now, &res);
+	report_warn(rep, "run %ld (cbexec pid %ld on %s) was never recorded: "
+	    "its cbexec was killed; counted as a failed run", r->run, r->pid,
+	    r->host[0] != '\0' ? r->host : "?");
+	for (i = 0; i < res.n; i++)
+		report_transition(rep, &res.t[i], &before, s->iteration);
+	classification_free(&c);
+	return 0;
+}
+
+/* Load (moving a corrupt file aside for a reset), count a killed run,
+ * apply, save, report.  The transition goes to the log and the hook like
+ * any. */
 static int
 operate(const struct options *o, const struct circuit *c, enum op op)
 {
 	struct cb_state s, before;
 	struct cb_result res, unskip;
 	struct reporter rep;
-	struct store st;
+	struct store_run killed;
+	struct store *st = NULL;
 	char err[4400], err2[4400], aside[4200] = "", where[4400];
 	int rc = CB_EXIT_ERROR, i, ld, loaded = 0, reset = op == OP_RESET,
 	    create = op == OP_TRIP && o->create;
@@ -249,23 +289,23 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 	if (open_store(o, c, &st) == -1)
 		goto out;
 	/* Before the lock, which would make the directory and FILE.lock. */
-	if (!create && need_circuit(c, &st) == -1)
+	if (!create && need_circuit(c, st) == -1)
 		goto out;
 	/* Every reporter (--log) opened before the state is touched: one
 	 * that cannot be opened leaves a corrupt state where it was. */
 	if (circuit_reporter(o, c, &rep) == -1)
 		goto out;
 	if (o->store != NULL)
-		rep.store = st.label;
-	if ((i = circuit_lock(o, c, &st, OPERATOR_LOCK_WAIT, 0)) < 0) {
+		rep.store = store_label(st);
+	if ((i = circuit_lock(o, c, st, OPERATOR_LOCK_WAIT, 0)) < 0) {
 		rc = -i;
 		goto out;
 	}
-	if ((ld = store_load(&st, &s, err, sizeof(err))) < 0) {
+	if ((ld = store_load(st, &s, &killed, err, sizeof(err))) < 0) {
 		/* A corrupt state is never silently replaced: a reset is the
 		 * operator's explicit word, and even then it is kept.  A
 		 * symlink or a newer version's state is not corrupt: refused. */
-		if (!reset || ld == -2 || store_move_aside(&st, aside,
+		if (!reset || ld == -2 || store_move_aside(st, aside,
 		    sizeof(aside), err2, sizeof(err2)) == -1) {
 			fprintf(stderr, "cbexec: %s\n", err);
 			if (reset && ld != -2)
@@ -276,19 +316,22 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 		    err, aside);
 		if (breaker_init(&s, o->name) == -1)
 			goto out;
-		/* What is at the key now is nothing: generation 0. */
-		st.generation = 0;
-	} else if (ld == 1 && (op == OP_SKIP || op == OP_UNSKIP)) {
+	} else if (ld == 1 && killed.run == 0 &&
+	    (op == OP_SKIP || op == OP_UNSKIP)) {
 		/* Only its lock: nothing was ever recorded to skip. */
 		loaded = 1;
-		no_such_circuit(c, &st);
+		no_such_circuit(c, st);
 		goto out;
 	}
 	loaded = 1;
-	breaker_snapshot(&s, &before);
-	if (apply(o, &s, op, store_now(&st), &res, &unskip) == -1)
+	/* The run of a cbexec that was killed counts before the verb. */
+	if (ld >= 0 && killed.run > 0 && count_killed(o, &s, &killed,
+	    store_now(st), &rep) == -1)
 		goto out;
-	if (store_save(&st, &s, err, sizeof(err)) < 0) {
+	breaker_snapshot(&s, &before);
+	if (apply(o, &s, op, store_now(st), &res, &unskip) == -1)
+		goto out;
+	if (store_save(st, &s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		/* The corrupt state is gone from its place already: that
 		 * alone reset the circuit (a missing state is a fresh CLOSED
@@ -297,7 +340,7 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 			fprintf(stderr, "cbexec: the circuit is reset all the "
 			    "same: %s was moved aside to %s and, with no "
 			    "state, the circuit starts CLOSED\n",
-			    store_where(&st, where, sizeof(where)), aside);
+			    store_where(st, where, sizeof(where)), aside);
 			rc = CB_EXIT_OK;
 		}
 		goto out;
@@ -323,7 +366,7 @@ out:
 	reporter_close(&rep);
 	if (loaded)
 		breaker_free(&s);
-	store_close(&st);
+	store_close(st);
 	return rc;
 }
 
@@ -351,71 +394,6 @@ ops_unskip(const struct options *o, const struct circuit *c)
 	return operate(o, c, OP_UNSKIP);
 }
 
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Whether name (of a directory entry) ends in suffix after something. */
-static int
-ends(const char *name, const char *suffix)
-{
-	size_t n = strlen(name), k = strlen(suffix);
-
-	return n > k && strcmp(name + n - k, suffix) == 0;
-}
-
-/* The NAME.json files of dir, sorted, and NAME.json.lock for each lock
- * without its state file; *n of them (NULL and 0 when none or dir is
- * missing), -1 on another error with the message printed. */
-static int
-circuit_files(const char *dir, char ***names, size_t *n)
-{
-	struct dirent *de;
-	char **v = NULL, **nv, json[NAME_MAX + 1];
-	size_t len;
-	DIR *d;
-
-	*names = NULL;
-	*n = 0;
-	if ((d = opendir(dir)) == NULL) {
-		if (errno == ENOENT)
-			return 0;
-		fprintf(stderr, "cbexec: %s: %s\n", dir, strerror(errno));
-		return -1;
-	}
-	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		/* A name never starts with '.': that is a save's temp file. */
-		if (de->d_name[0] == '.' || de->d_type == DT_DIR ||
-		    (!ends(de->d_name, ".json") &&
-		    !ends(de->d_name, ".json.lock")))
-			continue;
-		/* A lock beside its state file adds nothing. */
-		if (ends(de->d_name, ".lock") && len < sizeof(json) &&
-		    snprintf(json, sizeof(json), "%.*s", (int)(len - 5),
-		    de->d_name) > 0 && faccessat(dirfd(d), json, F_OK,
-		    AT_SYMLINK_NOFOLLOW) == 0)
-			continue;
-		if ((nv = realloc(v, (*n + 1) * sizeof(*v))) == NULL ||
-		    (nv[*n] = strdup(de->d_name)) == NULL) {
-			v = nv != NULL ? nv : v;
-			closedir(d);
-			*names = v;
-			fprintf(stderr, "cbexec: out of memory\n");
-			return -1;
-		}
-		v = nv;
-		(*n)++;
-	}
-	closedir(d);
-	if (*n > 0)
-		qsort(v, *n, sizeof(*v), by_name);
-	*names = v;
-	return 0;
-}
-
 /* A time member a newer state may carry: ISO-8601, or epoch seconds. */
 static double
 json_time(const cJSON *j, const char *key)
@@ -435,52 +413,33 @@ ops_status_all(const struct options *o)
 {
 	struct status_row *rows = NULL;
 	struct cb_state *states = NULL;
-	struct store_cfg cfg;
-	struct store st;
-	char err[512], *dir, **names = NULL, **paths = NULL, **errs = NULL;
-	unsigned char *loaded = NULL;
-	size_t n = 0, i, m = 0;
+	struct store *st = NULL;
+	struct store_run run;
+	char err[4400], **names = NULL, **paths = NULL, **errs = NULL;
+	char where[4200];
+	size_t n = 0, i;
 	cJSON *j;
-	int rc = CB_EXIT_ERROR, any_open = 0, any_bad = 0, width, tty;
+	int rc = CB_EXIT_ERROR, any_open = 0, any_bad = 0, width, tty, ld;
 
-	memset(&st, 0, sizeof(st));
-	if (o->store != NULL) {
-		/* The circuits of the shared store, not of this host. */
-		circuit_store_cfg(o, &cfg);
-		if (store_open(&st, &cfg, err, sizeof(err)) == -1 ||
-		    store_list(&st, &names, &n, err, sizeof(err)) == -1) {
-			fprintf(stderr, "cbexec: %s\n", err);
-			store_close(&st);
-			return CB_EXIT_ERROR;
-		}
-		dir = strdup(st.label);
-	} else {
-		if ((dir = circuit_state_dir(err, sizeof(err))) == NULL) {
-			fprintf(stderr, "cbexec: %s\n", err);
-			return CB_EXIT_ERROR;
-		}
+	/* The circuits of the store: the state directory's, or a shared
+	 * store's (not this host's). */
+	if (circuit_store(o, NULL, &st, 0) < 0)
+		return CB_EXIT_ERROR;
+	if ((ld = store_list(st, &names, &n, err, sizeof(err))) < 0) {
 		/* A mistyped CBEXEC_STATE_DIR, or another user's HOME, must
 		 * not read as "no circuits, all is well". */
-		if (access(dir, F_OK) == -1 && errno == ENOENT) {
-			fprintf(stderr, "cbexec: no state directory %s: no "
-			    "circuit has run with it (set CBEXEC_STATE_DIR or "
-			    "XDG_STATE_HOME as the runs do)\n", dir);
-			goto out;
-		}
-		if (circuit_files(dir, &names, &n) == -1)
-			goto out;
-	}
-	if (dir == NULL) {
-		fprintf(stderr, "cbexec: out of memory\n");
+		fprintf(stderr, "cbexec: %s%s\n", err, ld == -2 ? ": no "
+		    "circuit has run with it (set CBEXEC_STATE_DIR or "
+		    "XDG_STATE_HOME as the runs do)" : "");
 		goto out;
 	}
 	if (n == 0) {
 		if (o->json)
 			report_status_all(stdout, NULL, 0, 1, 0, 0,
-			    store_now(&st));
+			    store_now(st));
 		else {
-			printf("no circuits in %s\n", dir);
-			gate_list(stdout, &st, dir);
+			printf("no circuits in %s\n", store_place(st));
+			gate_list(stdout, st);
 		}
 		rc = CB_EXIT_OK;
 		goto out;
@@ -489,69 +448,46 @@ ops_status_all(const struct options *o)
 	states = calloc(n, sizeof(*states));
 	paths = calloc(n, sizeof(*paths));
 	errs = calloc(n, sizeof(*errs));
-	loaded = calloc(n, sizeof(*loaded));
-	if (rows == NULL || states == NULL || paths == NULL || errs == NULL ||
-	    loaded == NULL) {
+	if (rows == NULL || states == NULL || paths == NULL || errs == NULL) {
 		fprintf(stderr, "cbexec: out of memory\n");
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		int first_run = o->store == NULL && ends(names[i], ".lock");
-		struct status_row *r = &rows[m];
-
-		if (o->store == NULL)
-			names[i][strlen(names[i]) - (first_run ? 10 : 5)] = '\0';
-		r->name = names[i];
-		r->retry_at = -1;
-		if ((o->store != NULL ? asprintf(&paths[i],
-		    "cbexec:circuit:%s", names[i]) : asprintf(&paths[i],
-		    "%s/%s.json", dir, names[i])) == -1) {
-			paths[i] = NULL;
+		rows[i].name = names[i];
+		rows[i].retry_at = -1;
+		ld = store_get_json(st, names[i], &states[i], &j, &run,
+		    where, sizeof(where), err, sizeof(err));
+		if ((paths[i] = strdup(where)) == NULL) {
+			if (ld >= 0) {
+				breaker_free(&states[i]);
+				cJSON_Delete(j);
+			}
 			fprintf(stderr, "cbexec: out of memory\n");
 			goto out;
 		}
-		r->path = paths[i];
-		/* Its first run is going on: no state yet, and a fresh circuit
-		 * is CLOSED.  A lock nobody holds (a run interrupted before it
-		 * began) is no circuit. */
-		if (first_run && access(paths[i], F_OK) == -1) {
-			if ((r->running_pid = state_lock_holder(paths[i])) > 0 &&
-			    breaker_init(&states[i], names[i]) == 0) {
-				loaded[i] = 1;
-				r->s = &states[i];
-				m++;
-			}
-			continue;
-		}
-		m++;
-		if ((o->store != NULL ? store_get_json(&st, names[i],
-		    &states[i], &j, err, sizeof(err)) :
-		    state_load_json(paths[i], o->follow_symlinks, &states[i],
-		    &j, err, sizeof(err))) < 0) {
+		rows[i].path = paths[i];
+		if (ld < 0) {
 			errs[i] = strdup(err);
-			r->error = errs[i] != NULL ? errs[i] : "unreadable";
+			rows[i].error = errs[i] != NULL ? errs[i] : "unreadable";
 			any_bad = 1;
 			continue;
 		}
-		loaded[i] = 1;
-		r->s = &states[i];
-		r->retry_at = json_time(j, "retry_at");
+		rows[i].s = &states[i];
+		rows[i].running_pid = run.pid;
+		rows[i].retry_at = json_time(j, "retry_at");
 		cJSON_Delete(j);
 		if (states[i].state == CB_OPEN)
 			any_open = 1;
 	}
 	width = status_width(STDOUT_FILENO, &tty);
-	if (m == 0 && !o->json)
-		printf("no circuits in %s\n", dir);
-	else
-		report_status_all(stdout, rows, m, o->json, width, tty,
-		    store_now(&st));
+	report_status_all(stdout, rows, n, o->json, width, tty,
+	    store_now(st));
 	if (!o->json)
-		gate_list(stdout, &st, dir);
+		gate_list(stdout, st);
 	rc = any_open ? CB_EXIT_OPEN : any_bad ? CB_EXIT_ERROR : CB_EXIT_OK;
 out:
 	for (i = 0; i < n; i++) {
-		if (loaded != NULL && loaded[i])
+		if (rows != NULL && rows[i].s != NULL)
 			breaker_free(&states[i]);
 		if (paths != NULL)
 			free(paths[i]);
@@ -560,12 +496,10 @@ out:
 		free(names[i]);
 	}
 	free(rows);
-	free(loaded);
 	free(states);
 	free(paths);
 	free(errs);
 	free(names);
-	free(dir);
-	store_close(&st);
+	store_close(st);
 	return rc;
 }

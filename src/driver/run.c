@@ -401,8 +401,8 @@ run_once(struct inv *v, struct run_done *d)
 	struct readers rd;
 	struct agent_hooks hooks;
 	const char *sfile = v->status_file;
-	char err[512];
-	int ret = -1;
+	char err[4400];
+	int ret = -1, begun = 0;
 
 	memset(d, 0, sizeof(*d));
 	d->progress = -1;
@@ -441,22 +441,25 @@ run_once(struct inv *v, struct run_done *d)
 		ret = 1;
 		goto out;
 	}
-	/* The lease is fresh as the command starts -- checked right before,
-	 * after git -- and renewed while it runs; a store gone, a lease lost
-	 * or its local deadline come end the run at once. */
-	if (!store_fresh(&v->st) && inv_keepalive(v) == -1) {
-		fprintf(stderr, "cbexec: %s; not running the command\n",
-		    v->store_err);
+	/* The run is on record before the command starts (SPEC §11): if
+	 * cbexec dies with it, the next invocation counts it.  A record
+	 * that cannot be written starts nothing.  In a shared store the
+	 * record renews the lease, checked right before the command starts,
+	 * after git; it is renewed while the command runs, and a store
+	 * gone, a lease lost or its local deadline come end the run at
+	 * once. */
+	if (store_begin(v->st, v->s.iteration + 1, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cbexec: %s; not running the command\n", err);
 		goto out;
 	}
-	if (v->st.kind == STORE_REDIS) {
+	begun = 1;
+	if ((cfg.keepalive_every = store_keepalive_every(v->st)) > 0) {
 		cfg.keepalive = inv_keepalive_async;
 		cfg.keepalive_arg = v;
-		cfg.keepalive_every = v->st.lease / 3;
 		cfg.keepalive_until = inv_lease_until;
 		cfg.keepalive_fd_of = inv_store_fd;
 	}
-	cfg.keepalive_fd = store_fd(&v->st);
+	cfg.keepalive_fd = store_fd(v->st);
 
 	cfg.argv = o->argv;
 	cfg.timeout = o->timeout;
@@ -492,6 +495,9 @@ run_once(struct inv *v, struct run_done *d)
 		    strerror(E2BIG));
 		goto out;
 	}
+	/* The command ran: from here on, a run not saved is a run to
+	 * count, and its record stays for the next invocation. */
+	begun = 0;
 	if (d->r.keepalive_failed) {
 		fprintf(stderr, "cbexec: %s; the run was killed, its result "
 		    "not saved\n", v->store_err);
@@ -541,13 +547,16 @@ run_once(struct inv *v, struct run_done *d)
 	warn_prints(v, take_prints(&v->px, &d->after, &d->before));
 
 	if (run_judge(o, d, cfg.capture_stdout, ar != NULL ? &res : NULL,
-	    store_now(&v->st)) == -1)
+	    store_now(v->st)) == -1)
 		goto out;
 	ret = 0;
 	goto out;
 oom:
 	fprintf(stderr, "cbexec: out of memory\n");
 out:
+	/* Put on record, and nothing ran after all. */
+	if (begun)
+		store_unbegin(v->st);
 	status_free(&res.status);
 	agent_run_free(ar);
 	status_scanner_free(sc);

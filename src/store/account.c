@@ -35,6 +35,7 @@
 
 #include "core.h"
 #include "store.h"
+#include "backend.h"
 #include "guard.h"
 #include "jsonfield.h"
 

@@ -7,6 +7,9 @@
  *   cbexec:circuit:NAME   the state, the same JSON as a state file (so
  *                         `redis-cli GET` shows what --status --json does)
  *   cbexec:lock:NAME      the lease: a random token, with an expiry
+ *   cbexec:run:NAME       the start record of the run going on (SPEC
+ *                         §11), one line of JSON, written fenced before
+ *                         the command starts and deleted by its save
  *   cbexec:corrupt:NAME:TIMESTAMP  a corrupt state a reset moved aside
  *   cbexec:account:NAME   an account's gate (--account), the same JSON as
  *                         the file store's NAME.account; changed by a
@@ -36,7 +39,7 @@
  * past MAX_STATE_SIZE without being buffered whole).  A renewal's
  * deadline is also the lease's own: the time the last successful one was
  * sent plus the lease, less a margin (store_lease_until()).  An operator
- * signal ends a wait for the store at once (sup_poll).  While the command
+ * signal ends a wait for the store at once (store_poll).  While the command
  * runs, a renewal is sent and its reply read as it comes, on the run
  * engine's loop (redis_keepalive_async()): a slow store never stalls the
  * relay or the timers.  A connection found closed (an idle timeout of the
@@ -52,8 +55,12 @@
  * again for a holder that has gone.
  *
  * Each step that needs more than one command is one script (EVAL), so a
- * step is one round trip: taking the lock also reads the state and the
- * time; a renewal also reads the time.
+ * step is one round trip: taking the lock also reads the state, the start
+ * record and the time; a renewal also reads the time; putting a run on
+ * record also renews the lease.
+ *
+ * The handle reaches this file through struct store_backend (store_redis,
+ * at the end), for the schemes redis:// and unix://.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +85,6 @@
 #include <hiredis.h>
 
 #include "core.h"
-#include "run.h"
 #include "store.h"
 #include "backend.h"
 #include "guard.h"
@@ -104,9 +110,11 @@ struct store_redis {
 	int pending;		/* a renewal sent, its reply not yet read */
 	double pend_until;	/* its deadline */
 	char *key, *lock;	/* cbexec:circuit:NAME, cbexec:lock:NAME */
+	char *run;		/* cbexec:run:NAME */
 	char token[33];		/* this holder's lease, hex */
 	char *fetched;		/* the state the lock step read, or NULL */
 	size_t fetched_len;
+	char *fetched_run;	/* the start record it read, or NULL */
 	int have_fetched;	/* fetched holds what the lock step read
 				 * (NULL: there was no state) */
 };
@@ -281,8 +289,8 @@ url_label(const struct url *u, char *label, size_t len)
 		    u->port, u->db);
 }
 
-int
-store_url_check(const char *url, char *label, size_t labellen, char *err,
+static int
+redis_check(const char *url, char *label, size_t labellen, char *err,
     size_t errlen)
 {
 	const char *why = "";
@@ -378,7 +386,7 @@ resolve(struct store *st, const struct url *u, double deadline,
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)ms * 1000000;
 		gai_suspend((const struct gaicb *const *)list, 1, &ts);
-		if (sup_poll(NULL, 0, 0) == -2) {
+		if (store_poll(NULL, 0, 0) == -2) {
 			rc = -3;
 			break;
 		}
@@ -437,7 +445,7 @@ dial_one(int family, const struct sockaddr *addr, socklen_t len,
 				errno = ETIMEDOUT;
 				goto fail;
 			}
-			if ((n = sup_poll(&pfd, 1, n)) == -2) {
+			if ((n = store_poll(&pfd, 1, n)) == -2) {
 				close(fd);
 				return -3;
 			}
@@ -560,7 +568,7 @@ put(struct store *st, double deadline, int argc, const char **argv,
 		pfd.revents = 0;
 		if ((n = ms_left(deadline)) == 0)
 			break;
-		if ((n = sup_poll(&pfd, 1, n)) == -2) {
+		if ((n = store_poll(&pfd, 1, n)) == -2) {
 			st->interrupted = 1;
 			snprintf(err, errlen, "store %s: interrupted",
 			    st->label);
@@ -617,7 +625,7 @@ take(struct store *st, double deadline, int wait, int *broken,
 				*pending = 1;
 				return NULL;
 			}
-		} else if ((n = sup_poll(&pfd, 1, n)) == -2) {
+		} else if ((n = store_poll(&pfd, 1, n)) == -2) {
 			st->interrupted = 1;
 			snprintf(err, errlen, "store %s: interrupted",
 			    st->label);
@@ -851,18 +859,20 @@ session(struct store *st, double deadline, char *err, size_t errlen)
 "math.floor(tonumber(t[2]) / 1000) > by\n" \
 "end\n"
 
-/* KEYS lock, state; ARGV token, lease ms, latest.  {taken, state or nil,
- * time}; taken again when it is this token's (a request asked twice). */
+/* KEYS lock, state, start record; ARGV token, lease ms, latest.  {taken,
+ * state or nil, time, start record or nil}; taken again when it is this
+ * token's (a request asked twice). */
 static const char lua_lock[] = LUA_LATE
 "local t = redis.call('TIME')\n"
-"if late(t, 3) then return {0, false, t[1], t[2]} end\n"
+"if late(t, 3) then return {0, false, t[1], t[2], false} end\n"
 "local ok = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])\n"
 "if not ok and redis.call('GET', KEYS[1]) == ARGV[1] then\n"
 "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
 "  ok = true\n"
 "end\n"
-"if not ok then return {0, false, t[1], t[2]} end\n"
-"return {1, redis.call('GET', KEYS[2]), t[1], t[2]}\n";
+"if not ok then return {0, false, t[1], t[2], false} end\n"
+"return {1, redis.call('GET', KEYS[2]), t[1], t[2], "
+"redis.call('GET', KEYS[3])}\n";
 
 /* KEYS lock, state; ARGV token, lease ms, generation loaded, latest.
  * The lease renewed while it is ours; taken again when it has expired and
@@ -880,10 +890,11 @@ static const char lua_renew[] = LUA_GEN LUA_LATE
 "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
 "return {1, t[1], t[2]}\n";
 
-/* KEYS lock, state; ARGV token, generation loaded, state, lease ms,
- * latest.  1 written; -1 another holder has the lease; -2 the state
- * changed; -3 it came too late (its sender gave up on it: a save, which
- * sets the lease too, must not take the circuit for a holder gone). */
+/* KEYS lock, state, start record; ARGV token, generation loaded, state,
+ * lease ms, latest.  1 written (and the start record of the run it saves
+ * gone with it); -1 another holder has the lease; -2 the state changed;
+ * -3 it came too late (its sender gave up on it: a save, which sets the
+ * lease too, must not take the circuit for a holder gone). */
 static const char lua_save[] = LUA_GEN LUA_LATE
 "if late(redis.call('TIME'), 5) then return -3 end\n"
 "local v = redis.call('GET', KEYS[1])\n"
@@ -891,7 +902,28 @@ static const char lua_save[] = LUA_GEN LUA_LATE
 "if gen(KEYS[2]) ~= tonumber(ARGV[2]) then return -2 end\n"
 "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])\n"
 "redis.call('SET', KEYS[2], ARGV[3])\n"
+"redis.call('DEL', KEYS[3])\n"
 "return 1\n";
+
+/* KEYS lock, state, start record; ARGV token, generation loaded, the
+ * record, lease ms, latest: the start record, fenced as a save is (and
+ * the lease renewed with it).  Returns as lua_save. */
+static const char lua_begin[] = LUA_GEN LUA_LATE
+"if late(redis.call('TIME'), 5) then return -3 end\n"
+"local v = redis.call('GET', KEYS[1])\n"
+"if v and v ~= ARGV[1] then return -1 end\n"
+"if gen(KEYS[2]) ~= tonumber(ARGV[2]) then return -2 end\n"
+"redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])\n"
+"redis.call('SET', KEYS[3], ARGV[3])\n"
+"return 1\n";
+
+/* KEYS lock, state, start record; ARGV token: the record goes while the
+ * lease is ours. */
+static const char lua_unbegin[] =
+"if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+"  redis.call('DEL', KEYS[3])\n"
+"end\n"
+"return 0\n";
 
 /* KEYS lock; ARGV token. */
 static const char lua_release[] =
@@ -950,16 +982,18 @@ eval_keys(struct store *st, const char *script, int nkeys,
 	return call(st, e.n, e.argv, e.alen, err, errlen);
 }
 
-/* A script over the circuit's lease and state (KEYS[1], KEYS[2]). */
+/* A script over the circuit's lease, state and start record (KEYS[1],
+ * KEYS[2], KEYS[3]). */
 static redisReply *
 eval(struct store *st, const char *script, int nargs, const char **args,
     const size_t *lens, char *err, size_t errlen)
 {
-	const char *keys[2];
+	const char *keys[3];
 
 	keys[0] = st->r->lock;
 	keys[1] = st->r->key;
-	return eval_keys(st, script, 2, keys, nargs, args, lens, err, errlen);
+	keys[2] = st->r->run;
+	return eval_keys(st, script, 3, keys, nargs, args, lens, err, errlen);
 }
 
 static void
@@ -997,7 +1031,7 @@ take_time(struct store *st, redisReply **e)
 
 /* ---- the handle ---- */
 
-int
+static int
 redis_open(struct store *st, const char *url, char *err, size_t errlen)
 {
 	struct store_redis *r;
@@ -1017,8 +1051,9 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 		goto nomem;
 	if (st->name != NULL && (asprintf(&r->key, "cbexec:circuit:%s",
 	    st->name) == -1 || asprintf(&r->lock, "cbexec:lock:%s",
+	    st->name) == -1 || asprintf(&r->run, "cbexec:run:%s",
 	    st->name) == -1)) {
-		r->key = r->lock = NULL;
+		r->key = r->lock = r->run = NULL;
 		goto nomem;
 	}
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
@@ -1062,7 +1097,7 @@ nomem:
 	return -1;
 }
 
-void
+static void
 redis_close(struct store *st)
 {
 	struct store_redis *r = st->r;
@@ -1074,25 +1109,64 @@ redis_close(struct store *st)
 	memset(&r->u, 0, sizeof(r->u));	/* the password */
 	free(r->key);
 	free(r->lock);
+	free(r->run);
 	free(r->fetched);
+	free(r->fetched_run);
 	free(r);
 	st->r = NULL;
 }
 
-const char *
-redis_key(const struct store *st)
+static void
+redis_where(const struct store *st, const char *name, int in, char *buf,
+    size_t len)
 {
-	return st->r != NULL && st->r->key != NULL ? st->r->key : "?";
+	if (name != NULL)
+		snprintf(buf, len, "cbexec:circuit:%s%s%s", name, in ? " in " :
+		    "", in ? st->label : "");
+	else
+		snprintf(buf, len, "%s%s%s", st->r != NULL && st->r->key !=
+		    NULL ? st->r->key : "?", in ? " in " : "", in ? st->label :
+		    "");
 }
 
-int
+static void
+redis_lock_where(const struct store *st, char *buf, size_t len)
+{
+	snprintf(buf, len, "its lease in %s", st->label);
+}
+
+static const char *
+redis_place(const struct store *st)
+{
+	return st->label;
+}
+
+static int
 redis_fd(const struct store *st)
 {
 	return st->r != NULL && st->r->c != NULL && !st->r->c->err ?
 	    st->r->c->fd : -1;
 }
 
-int
+/* A copy of a string reply into *out (NULL for nil): 0, -1 out of
+ * memory. */
+static int
+keep_reply(const redisReply *v, char **out, size_t *len)
+{
+	free(*out);
+	*out = NULL;
+	if (v->type != REDIS_REPLY_STRING)
+		return 0;
+	if ((*out = malloc(v->len + 1)) == NULL)
+		return -1;
+	memcpy(*out, v->str, v->len);
+	(*out)[v->len] = '\0';
+	if (len != NULL)
+		*len = v->len;
+	return 0;
+}
+
+static int
 redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
     size_t errlen)
 {
@@ -1113,11 +1187,12 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 		if ((rep = eval(st, lua_lock, 3, args, NULL, err,
 		    errlen)) == NULL)
 			return st->interrupted ? -3 : -1;
-		/* {0|1, state or nil, seconds, microseconds}: anything else
-		 * is not a store we can trust with the lock (never "no
-		 * state", which would run on a fresh circuit). */
+		/* {0|1, state or nil, seconds, microseconds, start record
+		 * or nil}: anything else is not a store we can trust with
+		 * the lock (never "no state", which would run on a fresh
+		 * circuit). */
 		e = rep->element;
-		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4 ||
+		if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5 ||
 		    e[0]->type != REDIS_REPLY_INTEGER ||
 		    (e[0]->integer != 0 && e[0]->integer != 1) ||
 		    (e[1]->type != REDIS_REPLY_STRING &&
@@ -1130,21 +1205,14 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 		}
 		taken = e[0]->integer == 1;
 		if (taken) {
-			redisReply *s = e[1];
-
-			free(r->fetched);
-			r->fetched = NULL;
 			r->have_fetched = 1;
-			if (s->type == REDIS_REPLY_STRING) {
-				if ((r->fetched = malloc(s->len + 1)) == NULL) {
-					freeReplyObject(rep);
-					st->held = 1;
-					snprintf(err, errlen, "out of memory");
-					return -1;
-				}
-				memcpy(r->fetched, s->str, s->len);
-				r->fetched[s->len] = '\0';
-				r->fetched_len = s->len;
+			if (keep_reply(e[1], &r->fetched, &r->fetched_len) ==
+			    -1 || keep_reply(e[4], &r->fetched_run, NULL) ==
+			    -1) {
+				freeReplyObject(rep);
+				st->held = 1;
+				snprintf(err, errlen, "out of memory");
+				return -1;
 			}
 		}
 		freeReplyObject(rep);
@@ -1159,7 +1227,7 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 	}
 }
 
-void
+static void
 redis_unlock(struct store *st)
 {
 	const char *keys[1], *args[1];
@@ -1241,7 +1309,7 @@ renewed(struct store *st, redisReply *rep, char *err, size_t errlen)
 	return 0;
 }
 
-int
+static int
 redis_keepalive(struct store *st, char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
@@ -1282,7 +1350,7 @@ renew_start(struct store *st, int again, char *err, size_t errlen)
 	return 1;
 }
 
-int
+static int
 redis_keepalive_async(struct store *st, char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
@@ -1324,8 +1392,9 @@ parse_state(struct store *st, const char *name, const char *key,
 	return state_parse(where, text, len, name, s, err, errlen);
 }
 
-int
-redis_load(struct store *st, struct cb_state *s, char *err, size_t errlen)
+static int
+redis_load(struct store *st, struct cb_state *s, struct store_run *run,
+    char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
 	redisReply *rep;
@@ -1335,21 +1404,39 @@ redis_load(struct store *st, struct cb_state *s, char *err, size_t errlen)
 	if (r->have_fetched) {
 		rc = parse_state(st, st->name, r->key, r->fetched,
 		    r->fetched_len, r->fetched != NULL, s, err, errlen);
+		if (r->fetched_run != NULL && run != NULL)
+			store_run_parse(r->fetched_run, strlen(r->fetched_run),
+			    run);
 		free(r->fetched);
-		r->fetched = NULL;
+		free(r->fetched_run);
+		r->fetched = r->fetched_run = NULL;
 		r->have_fetched = 0;
 		return rc;
 	}
-	if ((rep = callv(st, err, errlen, 2, "GET", r->key)) == NULL)
+	if ((rep = callv(st, err, errlen, 3, "MGET", r->key, r->run)) == NULL)
 		return -1;
-	rc = parse_state(st, st->name, r->key, rep->str, rep->len,
-	    rep->type == REDIS_REPLY_STRING, s, err, errlen);
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
+		snprintf(err, errlen, "store %s: unexpected reply to MGET",
+		    st->label);
+		freeReplyObject(rep);
+		return -1;
+	}
+	rc = parse_state(st, st->name, r->key, rep->element[0]->str,
+	    rep->element[0]->len, rep->element[0]->type == REDIS_REPLY_STRING,
+	    s, err, errlen);
+	if (rep->element[1]->type == REDIS_REPLY_STRING && run != NULL)
+		store_run_parse(rep->element[1]->str, rep->element[1]->len,
+		    run);
 	freeReplyObject(rep);
 	return rc;
 }
 
-int
-redis_save(struct store *st, const char *text, char *err, size_t errlen)
+/* A fenced write (lua_save or lua_begin) of text: 0; -1 with err; -4
+ * with err when another holder has the circuit.  what: what it writes,
+ * for messages ("state", "start record of run N"). */
+static int
+fenced(struct store *st, const char *script, const char *text,
+    const char *what, char *err, size_t errlen)
 {
 	const char *args[5];
 	size_t lens[5] = { 0, 0, 0, 0, 0 };
@@ -1366,13 +1453,13 @@ redis_save(struct store *st, const char *text, char *err, size_t errlen)
 	args[3] = ms;
 	args[4] = by;
 	lens[2] = strlen(text);
-	if ((rep = eval(st, lua_save, 5, args, lens, err, errlen)) == NULL) {
+	if ((rep = eval(st, script, 5, args, lens, err, errlen)) == NULL) {
 		/* Sent and not answered: it may have landed all the same. */
 		if (st->r->sent > 0 && strstr(err, "interrupted") == NULL) {
 			size_t n = strlen(err);
 
-			snprintf(err + n, errlen - n, "; the state may or may "
-			    "not have been saved");
+			snprintf(err + n, errlen - n, "; the %s may or may "
+			    "not have been saved", what);
 		}
 		return -1;
 	}
@@ -1385,16 +1472,16 @@ redis_save(struct store *st, const char *text, char *err, size_t errlen)
 	if (rc == -1 || rc == -2) {
 		st->held = 0;
 		snprintf(err, errlen, "store %s: circuit %s: %s; this "
-		    "holder's state not saved (the newer one is kept)",
+		    "holder's %s not saved (the newer one is kept)",
 		    st->label, st->name, rc == -1 ? "the lease expired and "
 		    "another holder has it now" : "the lease expired and "
-		    "another holder saved a newer state");
+		    "another holder saved a newer state", what);
 		return -4;
 	}
 	if (rc == -3) {
-		snprintf(err, errlen, "store %s: circuit %s: the save reached "
+		snprintf(err, errlen, "store %s: circuit %s: the %s reached "
 		    "the store after --store-timeout; not saved", st->label,
-		    st->name);
+		    st->name, strcmp(what, "state") == 0 ? "save" : what);
 		return -1;
 	}
 	snprintf(err, errlen, "store %s: unexpected reply to the save",
@@ -1402,14 +1489,62 @@ redis_save(struct store *st, const char *text, char *err, size_t errlen)
 	return -1;
 }
 
-int
+static int
+redis_save(struct store *st, const struct cb_state *s, char *err,
+    size_t errlen)
+{
+	char *text;
+	int rc;
+
+	if ((text = state_text(s)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", st->label);
+		return -1;
+	}
+	rc = fenced(st, lua_save, text, "state", err, errlen);
+	free(text);
+	return rc;
+}
+
+static int
+redis_begin(struct store *st, const struct store_run *run, char *err,
+    size_t errlen)
+{
+	char text[STORE_RUN_TEXT_MAX + 1], what[64];
+
+	if (store_run_text(run, text, sizeof(text)) == -1) {
+		snprintf(err, errlen, "internal error: no run to put on record");
+		return -1;
+	}
+	text[strcspn(text, "\n")] = '\0';
+	snprintf(what, sizeof(what), "start record of run %ld", run->run);
+	return fenced(st, lua_begin, text, what, err, errlen);
+}
+
+static void
+redis_unbegin(struct store *st)
+{
+	const char *args[1];
+	char err[256];
+	redisReply *rep;
+
+	if (st->r == NULL || st->r->c == NULL || st->r->c->err)
+		return;
+	args[0] = st->r->token;
+	if ((rep = eval(st, lua_unbegin, 1, args, NULL, err,
+	    sizeof(err))) != NULL)
+		freeReplyObject(rep);
+}
+
+static int
 redis_exists(struct store *st, char *err, size_t errlen)
 {
 	redisReply *rep;
 	int rc;
 
-	if ((rep = callv(st, err, errlen, 3, "EXISTS", st->r->key,
-	    st->r->lock)) == NULL)
+	/* A circuit whose first run is going on, or was: its lease, or
+	 * only the start record of that run. */
+	if ((rep = callv(st, err, errlen, 4, "EXISTS", st->r->key,
+	    st->r->lock, st->r->run)) == NULL)
 		return -1;
 	rc = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0;
 	freeReplyObject(rep);
@@ -1456,7 +1591,7 @@ move_aside(struct store *st, const char *key, const char *prefix,
 	return -1;
 }
 
-int
+static int
 redis_move_aside(struct store *st, char *newname, size_t newlen, char *err,
     size_t errlen)
 {
@@ -1529,16 +1664,16 @@ fail:
 	return -1;
 }
 
-int
+static int
 redis_list(struct store *st, char ***names, size_t *n, char *err,
     size_t errlen)
 {
 	return list_keys(st, "cbexec:circuit:", names, n, err, errlen);
 }
 
-int
+static int
 redis_get_json(struct store *st, const char *name, struct cb_state *s,
-    cJSON **j, char *err, size_t errlen)
+    cJSON **j, struct store_run *run, char *err, size_t errlen)
 {
 	char *key, where[512];
 	redisReply *rep;
@@ -1615,7 +1750,7 @@ account_get(struct store *st, const char *key, const char *name,
 	return rc;
 }
 
-int
+static int
 redis_account_load(struct store *st, const char *name, struct cb_account *a,
     char *err, size_t errlen)
 {
@@ -1637,10 +1772,10 @@ redis_account_load(struct store *st, const char *name, struct cb_account *a,
  * generation is still the one read, else read again and fn asked again
  * (another host changed it meanwhile); no lock is held across.
  */
-int
-redis_account_update(struct store *st, const char *name, int create,
-    int (*fn)(struct cb_account *, void *), void *arg, char *aside,
-    size_t asidelen, char *err, size_t errlen)
+static int
+redis_account_update(struct store *st, const char *name, double wait,
+    int create, int (*fn)(struct cb_account *, void *), void *arg,
+    char *aside, size_t asidelen, char *err, size_t errlen)
 {
 	struct cb_account a;
 	char *key, *text = NULL, gen[32], why[4400];
@@ -1717,9 +1852,35 @@ out:
 	return rc;
 }
 
-int
+static int
 redis_account_list(struct store *st, char ***names, size_t *n, char *err,
     size_t errlen)
 {
 	return list_keys(st, "cbexec:account:", names, n, err, errlen);
 }
+
+const struct store_backend store_redis = {
+	.name = "redis",
+	.check = redis_check,
+	.open = redis_open,
+	.close = redis_close,
+	.lock = redis_lock,
+	.unlock = redis_unlock,
+	.lock_where = redis_lock_where,
+	.keepalive = redis_keepalive,
+	.keepalive_async = redis_keepalive_async,
+	.fd = redis_fd,
+	.load = redis_load,
+	.begin = redis_begin,
+	.unbegin = redis_unbegin,
+	.save = redis_save,
+	.exists = redis_exists,
+	.move_aside = redis_move_aside,
+	.where = redis_where,
+	.place = redis_place,
+	.list = redis_list,
+	.get_json = redis_get_json,
+	.account_load = redis_account_load,
+	.account_update = redis_account_update,
+	.account_list = redis_account_list,
+};

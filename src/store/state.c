@@ -450,9 +450,9 @@ state_parse_json(const char *where, const char *buf, size_t len,
 /* ---- lock ---- */
 
 /* "path.lock" of the file path names (its target with follow). */
-static int
-lock_path(const char *path, int follow, char *lock, size_t len, char *err,
-    size_t errlen)
+int
+state_lock_path(const char *path, int follow, char *lock, size_t len,
+    char *err, size_t errlen)
 {
 	char target[PATH_MAX];
 
@@ -548,8 +548,8 @@ state_lock(const char *path, int follow, double wait, int (*nap)(double),
 	int fd, rc, cur, tries = 0;
 
 	err[0] = '\0';
-	if (lock_path(path, follow, lock, sizeof(lock), err, errlen) == -1 ||
-	    state_mkdirs(lock, err, errlen) == -1 ||
+	if (state_lock_path(path, follow, lock, sizeof(lock), err, errlen) == -1 ||
+	    file_mkdirs(lock, err, errlen) == -1 ||
 	    guard_dir(lock, err, errlen) == -1)
 		return -1;
 	if (wait > 0)
@@ -634,7 +634,7 @@ state_lock_check(int *fd, const char *path, int follow, char *err,
 	int cur, nfd;
 
 	err[0] = '\0';
-	if (lock_path(path, follow, lock, sizeof(lock), err, errlen) == -1)
+	if (state_lock_path(path, follow, lock, sizeof(lock), err, errlen) == -1)
 		return -1;
 	if ((cur = lock_current(*fd, lock)) == 1)
 		return 0;

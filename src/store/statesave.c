@@ -24,47 +24,8 @@
 
 #include "core.h"
 #include "store.h"
+#include "backend.h"
 #include "guard.h"
-
-int
-state_mkdirs(const char *path, char *err, size_t errlen)
-{
-	char buf[PATH_MAX];
-	struct stat st;
-	char *p, *slash;
-
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(ENAMETOOLONG));
-		return -1;
-	}
-	if ((slash = strrchr(buf, '/')) == NULL)
-		return 0;
-	*slash = '\0';
-	if (buf[0] == '\0' || (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)))
-		return 0;
-	/* Walk down from the top; existing directories are left as they are. */
-	for (p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		if (p[-1] != '/') {
-			char c = *p;
-
-			*p = '\0';
-			if (mkdir(buf, 0700) == -1 && (errno != EEXIST ||
-			    stat(buf, &st) == -1 || !S_ISDIR(st.st_mode))) {
-				int e = errno == EEXIST ? ENOTDIR : errno;
-
-				snprintf(err, errlen, "%s: cannot create "
-				    "directory: %s", buf, strerror(e));
-				return -1;
-			}
-			*p = c;
-		}
-		if (*p == '\0')
-			break;
-	}
-	return 0;
-}
 
 static int
 write_all(int fd, const char *p, size_t n)
@@ -154,7 +115,7 @@ write_text(const char *path, int follow_symlinks, const char *text,
 			return -1;
 		}
 	}
-	if (state_mkdirs(target, err, errlen) == -1 ||
+	if (file_mkdirs(target, err, errlen) == -1 ||
 	    guard_dir(target, err, errlen) == -1)
 		return -1;
 	/* Only a regular file of ours is ever replaced: a FIFO, a device or

@@ -1,74 +1,165 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The store handle: one set of calls for the driver whichever backend
- * keeps the circuit.  The file store is the state file with its flock
- * (state.c, statesave.c); the shared store is Redis (redis.c).  Both
- * carry the state's generation, which every save moves on by one: the
- * file store needs it for nothing (its flock excludes every other
- * writer), Redis checks it in its compare-and-set, and a state moved
- * between the two keeps counting.
+ * The store handle: one set of calls for the layers above whichever
+ * backend keeps the circuit.  The backend is chosen once, when the handle
+ * is opened, from the table of schemes below (no URL: the file store,
+ * filestore.c); every call after that goes through its struct
+ * store_backend, so no code here or above asks which backend it is.
+ * A backend that keeps no lease (the file store) leaves its keepalive
+ * NULL, and the lease's functions answer for it: nothing to renew,
+ * always fresh, no deadline.
+ *
+ * Every backend carries the state's generation, which every save moves
+ * on by one: the file store needs it for nothing but telling a stale
+ * start record (its flock excludes every other writer), a shared store
+ * checks it in its compare-and-set, and a state moved between two keeps
+ * counting.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "core.h"
 #include "store.h"
 #include "backend.h"
 
+/* The backends by the --store URL's scheme (what comes before "://"). */
+static const struct {
+	const char *scheme;
+	const struct store_backend *be;
+} schemes[] = {
+	{ "redis", &store_redis },
+	{ "unix", &store_redis },
+};
+
+#define NSCHEMES (sizeof(schemes) / sizeof(schemes[0]))
+
+/* The backend url names, or NULL with what is wrong in err. */
+static const struct store_backend *
+backend_of(const char *url, char *err, size_t errlen)
+{
+	const char *colon = strstr(url, "://");
+	size_t i, n, len;
+
+	if (colon != NULL)
+		for (i = 0; i < NSCHEMES; i++)
+			if ((size_t)(colon - url) == strlen(schemes[i].scheme) &&
+			    strncmp(url, schemes[i].scheme, (size_t)(colon -
+			    url)) == 0)
+				return schemes[i].be;
+	/* The URL is not repeated: it may hold a password. */
+	n = (size_t)snprintf(err, errlen, "invalid --store URL: the scheme is "
+	    "one of");
+	for (i = 0; i < NSCHEMES && n < errlen; i++) {
+		len = (size_t)snprintf(err + n, errlen - n, "%s %s://",
+		    i == 0 ? "" : i + 1 == NSCHEMES ? " or" : ",",
+		    schemes[i].scheme);
+		n += len;
+	}
+	return NULL;
+}
+
 int
-store_open(struct store *st, const struct store_cfg *cfg, char *err,
+store_url_check(const char *url, char *label, size_t labellen, char *err,
     size_t errlen)
 {
-	memset(st, 0, sizeof(*st));
+	const struct store_backend *be = backend_of(url, err, errlen);
+	char scratch[256];
+
+	if (be == NULL)
+		return -1;
+	return be->check(url, label != NULL ? label : scratch, label != NULL ?
+	    labellen : sizeof(scratch), err, errlen);
+}
+
+/* ---- waits ---- */
+
+static int (*poll_fn)(struct pollfd *, int, int);
+
+int
+store_poll(struct pollfd *fds, int n, int ms)
+{
+	if (poll_fn != NULL)
+		return poll_fn(fds, n, ms);
+	return poll(fds, (nfds_t)n, ms);
+}
+
+/* ---- the handle ---- */
+
+int
+store_open(struct store **stp, const struct store_cfg *cfg, char *err,
+    size_t errlen)
+{
+	struct store *st;
+	int rc;
+
+	if ((st = *stp = calloc(1, sizeof(*st))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	st->lock_fd = -1;
 	st->follow = cfg->follow;
 	st->lease = cfg->lease;
 	st->timeout = cfg->timeout;
 	st->password = cfg->password;
 	st->clock_at = -1;
+	if (cfg->poll != NULL)
+		poll_fn = cfg->poll;
 	if ((cfg->name != NULL && (st->name = strdup(cfg->name)) == NULL) ||
-	    (cfg->path != NULL && (st->path = strdup(cfg->path)) == NULL)) {
+	    (cfg->path != NULL && (st->path = strdup(cfg->path)) == NULL) ||
+	    (cfg->dir != NULL && (st->dir = strdup(cfg->dir)) == NULL)) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		rc = -1;
+		goto fail;
 	}
-	if (cfg->url == NULL) {
-		st->kind = STORE_FILE;
-		snprintf(st->label, sizeof(st->label), "file");
+	if (cfg->url == NULL)
+		st->be = &store_file;
+	else if ((st->be = backend_of(cfg->url, err, errlen)) == NULL) {
+		rc = -1;
+		goto fail;
+	}
+	snprintf(st->label, sizeof(st->label), "%s", st->be->name);
+	if ((rc = st->be->open(st, cfg->url, err, errlen)) == 0)
 		return 0;
-	}
-	st->kind = STORE_REDIS;
-	return redis_open(st, cfg->url, err, errlen);
+	if (st->interrupted)
+		rc = -3;
+fail:
+	store_close(st);
+	*stp = NULL;
+	return rc < 0 ? rc : -1;
 }
 
 void
 store_close(struct store *st)
 {
+	if (st == NULL)
+		return;
 	store_unlock(st);
-	if (st->kind == STORE_REDIS)
-		redis_close(st);
+	if (st->be != NULL)
+		st->be->close(st);
 	free(st->name);
 	free(st->path);
-	st->name = st->path = NULL;
+	free(st->dir);
+	free(st);
+}
+
+const char *
+store_label(const struct store *st)
+{
+	return st->label;
 }
 
 int
 store_lock(struct store *st, double wait, int (*nap)(double), char *err,
     size_t errlen)
 {
-	int fd;
-
-	if (st->kind == STORE_REDIS)
-		return redis_lock(st, wait, nap, err, errlen);
-	if ((fd = state_lock(st->path, st->follow, wait, nap, err,
-	    errlen)) < 0)
-		return fd;
-	st->lock_fd = fd;
-	st->held = 1;
-	return 0;
+	return st->be->lock(st, wait, nap, err, errlen);
 }
 
 void
@@ -76,42 +167,50 @@ store_unlock(struct store *st)
 {
 	if (!st->held)
 		return;
-	if (st->kind == STORE_REDIS)
-		redis_unlock(st);
-	else if (st->lock_fd != -1) {
-		close(st->lock_fd);
-		st->lock_fd = -1;
-	}
+	st->be->unlock(st);
 	st->held = 0;
+}
+
+const char *
+store_lock_where(const struct store *st, char *buf, size_t len)
+{
+	st->be->lock_where(st, buf, len);
+	return buf;
 }
 
 int
 store_keepalive(struct store *st, char *err, size_t errlen)
 {
-	if (st->kind != STORE_REDIS || !st->held)
+	if (st->be->keepalive == NULL || !st->held)
 		return 0;
-	return redis_keepalive(st, err, errlen);
+	return st->be->keepalive(st, err, errlen);
 }
 
 int
 store_keepalive_async(struct store *st, char *err, size_t errlen)
 {
-	if (st->kind != STORE_REDIS || !st->held)
+	if (st->be->keepalive_async == NULL || !st->held)
 		return 0;
-	return redis_keepalive_async(st, err, errlen);
+	return st->be->keepalive_async(st, err, errlen);
+}
+
+double
+store_keepalive_every(const struct store *st)
+{
+	return st->be->keepalive != NULL ? st->lease / 3 : 0;
 }
 
 int
 store_fresh(const struct store *st)
 {
-	return st->kind != STORE_REDIS ||
+	return st->be->keepalive == NULL ||
 	    (st->held && mono_now() - st->renewed < st->lease / 3);
 }
 
 double
 store_lease_until(const struct store *st)
 {
-	if (st->kind != STORE_REDIS || !st->held)
+	if (st->be->keepalive == NULL || !st->held)
 		return 0;
 	return st->renewed + st->lease - st->lease / 8;
 }
@@ -119,142 +218,183 @@ store_lease_until(const struct store *st)
 int
 store_fd(const struct store *st)
 {
-	return st->kind == STORE_REDIS ? redis_fd(st) : -1;
+	return st->be->fd(st);
 }
 
 double
 store_now(const struct store *st)
 {
-	if (st->kind != STORE_REDIS || st->clock_at < 0)
+	if (st->clock_at < 0)
 		return wall_now();
 	return st->clock_at + (mono_now() - st->clock_mono);
 }
 
 int
-store_load(struct store *st, struct cb_state *s, char *err, size_t errlen)
+store_load(struct store *st, struct cb_state *s, struct store_run *run,
+    char *err, size_t errlen)
 {
 	int rc;
 
-	if (st->kind == STORE_REDIS)
-		rc = redis_load(st, s, err, errlen);
-	else
-		rc = state_load(st->path, st->follow, st->name, s, err,
-		    errlen);
-	if (rc >= 0)
+	if (run != NULL)
+		memset(run, 0, sizeof(*run));
+	if ((rc = st->be->load(st, s, run, err, errlen)) >= 0)
 		st->generation = s->generation;
+	/* Only a record that no save made stale is one. */
+	if (run != NULL && (rc < 0 || !store_run_pending(run, s)))
+		memset(run, 0, sizeof(*run));
 	return rc;
+}
+
+int
+store_begin(struct store *st, long n, char *err, size_t errlen)
+{
+	struct store_run run;
+	int rc;
+
+	memset(&run, 0, sizeof(run));
+	run.run = n;
+	run.generation = st->generation;
+	run.pid = (long)getpid();
+	run.started = store_now(st);
+	if (gethostname(run.host, sizeof(run.host) - 1) == -1)
+		snprintf(run.host, sizeof(run.host), "?");
+	if ((rc = st->be->begin(st, &run, err, errlen)) == 0)
+		st->begun = n;
+	return rc;
+}
+
+void
+store_unbegin(struct store *st)
+{
+	if (st->begun == 0)
+		return;
+	st->be->unbegin(st);
+	st->begun = 0;
 }
 
 int
 store_save(struct store *st, struct cb_state *s, char *err, size_t errlen)
 {
 	long prev = s->generation;
-	char *text;
 	int rc;
 
 	/* The next generation, from the one this holder loaded: a state
-	 * saved by someone else meanwhile has it already, and Redis
+	 * saved by someone else meanwhile has it already, and a shared store
 	 * refuses to write over that. */
 	s->generation = st->generation < CB_LONG_MAX ? st->generation + 1 :
 	    CB_LONG_MAX;
-	if (st->kind == STORE_REDIS) {
-		if ((text = state_text(s)) == NULL) {
-			snprintf(err, errlen, "%s: out of memory", st->label);
-			rc = -1;
-		} else {
-			rc = redis_save(st, text, err, errlen);
-			free(text);
-		}
-	} else if ((rc = st->lock_fd == -1 ? 0 : state_lock_check(
-	    &st->lock_fd, st->path, st->follow, err, errlen)) == 0)
-		rc = state_save(st->path, st->follow, s, err, errlen);
-	if (rc < 0) {
+	if ((rc = st->be->save(st, s, err, errlen)) < 0) {
 		s->generation = prev;
 		return rc;
 	}
 	st->generation = s->generation;
+	/* The start record of the run saved (if any) is stale now. */
+	st->begun = 0;
 	return 0;
 }
 
 int
 store_exists(struct store *st, char *err, size_t errlen)
 {
-	char lock[4200];
-	struct stat sb;
-
-	if (st->kind == STORE_REDIS)
-		return redis_exists(st, err, errlen);
-	/* Anything at the path (a corrupt file, a symlink) is for the load
-	 * to judge; an error other than "no such file" too.  A lock without
-	 * a state file is a circuit whose first run is going on. */
-	snprintf(lock, sizeof(lock), "%s.lock", st->path);
-	if (lstat(st->path, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR))
-		return 1;
-	if (lstat(lock, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR))
-		return 1;
-	return 0;
+	return st->be->exists(st, err, errlen);
 }
 
 int
 store_move_aside(struct store *st, char *newname, size_t newlen, char *err,
     size_t errlen)
 {
-	if (st->kind == STORE_REDIS)
-		return redis_move_aside(st, newname, newlen, err, errlen);
-	return state_move_aside(st->path, wall_now(), newname, newlen, err,
-	    errlen);
+	if (st->be->move_aside(st, newname, newlen, err, errlen) == -1)
+		return -1;
+	/* What is at the circuit's place now is nothing. */
+	st->generation = 0;
+	return 0;
 }
 
 const char *
 store_where(const struct store *st, char *buf, size_t len)
 {
-	if (st->kind == STORE_REDIS)
-		snprintf(buf, len, "%s in %s", redis_key(st), st->label);
-	else
-		snprintf(buf, len, "%s", st->path);
+	st->be->where(st, NULL, 1, buf, len);
 	return buf;
+}
+
+int
+store_adopt(struct store *st, const char *path, struct cb_state *s,
+    char *err, size_t errlen)
+{
+	struct cb_state old;
+	struct stat sb;
+	char moved[4200];
+	int rc;
+
+	if (lstat(path, &sb) == -1 && errno == ENOENT)
+		return 0;
+	/* A file cbexec once trusted: what cannot be read may have been
+	 * OPEN, so it is not passed over. */
+	if ((rc = state_load(path, 0, st->name, &old, err, errlen)) == 1) {
+		/* gone since: nothing to take over */
+		breaker_free(&old);
+		return 0;
+	}
+	if (rc != 0)
+		return -1;
+	if (st->name != NULL)
+		breaker_set_str(&old.name, st->name);
+	if (store_save(st, &old, err, errlen) != 0) {
+		breaker_free(&old);
+		return -2;
+	}
+	breaker_free(s);
+	*s = old;
+	/* Once taken over, never again: a later deletion of the new state
+	 * must not bring the old one back. */
+	snprintf(moved, sizeof(moved), "%s.migrated", path);
+	if (rename(path, moved) == -1)
+		unlink(path);
+	return 1;
 }
 
 int
 store_list(struct store *st, char ***names, size_t *n, char *err,
     size_t errlen)
 {
-	if (st->kind != STORE_REDIS) {
-		snprintf(err, errlen, "internal error: no store to list");
-		return -1;
-	}
-	return redis_list(st, names, n, err, errlen);
+	*names = NULL;
+	*n = 0;
+	return st->be->list(st, names, n, err, errlen);
+}
+
+const char *
+store_place(const struct store *st)
+{
+	return st->be->place(st);
 }
 
 int
 store_get_json(struct store *st, const char *name, struct cb_state *s,
-    struct cJSON **j, char *err, size_t errlen)
+    cJSON **j, struct store_run *run, char *where, size_t wherelen,
+    char *err, size_t errlen)
 {
-	if (st->kind != STORE_REDIS) {
-		snprintf(err, errlen, "internal error: no store to read");
-		return -1;
-	}
-	return redis_get_json(st, name, s, j, err, errlen);
+	struct store_run none;
+
+	st->be->where(st, name, 0, where, wherelen);
+	*j = NULL;
+	memset(run != NULL ? run : &none, 0, sizeof(none));
+	return st->be->get_json(st, name, s, j, run != NULL ? run : &none,
+	    err, errlen);
 }
 
 int
-store_account_load(struct store *st, const char *dir, const char *name,
-    struct cb_account *a, char *err, size_t errlen)
+store_account_load(struct store *st, const char *name, struct cb_account *a,
+    char *err, size_t errlen)
 {
-	if (st->kind == STORE_REDIS)
-		return redis_account_load(st, name, a, err, errlen);
-	return account_load(dir, name, a, err, errlen);
+	return st->be->account_load(st, name, a, err, errlen);
 }
 
 int
-store_account_update(struct store *st, const char *dir, const char *name,
-    double wait, int create, int (*fn)(struct cb_account *, void *),
-    void *arg, char *aside, size_t asidelen, char *err, size_t errlen)
+store_account_update(struct store *st, const char *name, double wait,
+    int create, int (*fn)(struct cb_account *, void *), void *arg,
+    char *aside, size_t asidelen, char *err, size_t errlen)
 {
-	if (st->kind == STORE_REDIS)
-		return redis_account_update(st, name, create, fn, arg, aside,
-		    asidelen, err, errlen);
-	return account_update(dir, name, wait, create, fn, arg, aside,
+	return st->be->account_update(st, name, wait, create, fn, arg, aside,
 	    asidelen, err, errlen);
 }
 
@@ -262,9 +402,92 @@ int
 store_account_list(struct store *st, char ***names, size_t *n, char *err,
     size_t errlen)
 {
-	if (st->kind != STORE_REDIS) {
-		snprintf(err, errlen, "internal error: no store to list");
+	*names = NULL;
+	*n = 0;
+	return st->be->account_list(st, names, n, err, errlen);
+}
+
+/* ---- the start record as text ---- */
+
+/*
+ * One line of JSON, the same in the lock file and under a shared store's
+ * key:
+ *   {"run":N,"generation":G,"pid":P,"host":"H","started":"ISO-8601"}
+ * The host name is kept to the characters a host name has (anything else
+ * as '?'), so the line needs no escaping.
+ */
+int
+store_run_text(const struct store_run *run, char *buf, size_t len)
+{
+	char host[sizeof(run->host)], ts[40];
+	size_t i;
+	int n;
+
+	for (i = 0; run->host[i] != '\0' && i + 1 < sizeof(host); i++) {
+		char c = run->host[i];
+
+		host[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+		    c == '_' ? c : '?';
+	}
+	host[i] = '\0';
+	n = snprintf(buf, len, "{\"run\":%ld,\"generation\":%ld,\"pid\":%ld,"
+	    "\"host\":\"%.64s\",\"started\":\"%s\"}\n", run->run,
+	    run->generation, run->pid, host, iso8601(run->started, ts,
+	    sizeof(ts)));
+	return n < 0 || (size_t)n >= len || (size_t)n > STORE_RUN_TEXT_MAX ?
+	    -1 : 0;
+}
+
+int
+store_run_parse(const char *buf, size_t len, struct store_run *run)
+{
+	const cJSON *v;
+	cJSON *j;
+	size_t n;
+	int ok;
+
+	memset(run, 0, sizeof(*run));
+	/* The first line; what follows it is left from a longer one. */
+	for (n = 0; n < len && buf[n] != '\n' && buf[n] != '\0'; n++)
+		;
+	if (n == 0 || (j = cJSON_ParseWithLength(buf, n)) == NULL)
+		return -1;
+	ok = cJSON_IsObject(j);
+#define NUM(key, dst) do {						\
+	v = cJSON_GetObjectItemCaseSensitive(j, key);			\
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 ||			\
+	    v->valuedouble > (double)CB_LONG_MAX)			\
+		ok = 0;							\
+	else								\
+		dst = (long)v->valuedouble;				\
+} while (0)
+	if (ok) {
+		NUM("run", run->run);
+		NUM("generation", run->generation);
+		NUM("pid", run->pid);
+	}
+#undef NUM
+	if (ok && cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(j,
+	    "host")))
+		snprintf(run->host, sizeof(run->host), "%s", v->valuestring);
+	if (ok && (!cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(j,
+	    "started")) || iso8601_parse(v->valuestring, &run->started) != 0))
+		run->started = -1;
+	cJSON_Delete(j);
+	if (!ok || run->run < 1) {
+		memset(run, 0, sizeof(*run));
 		return -1;
 	}
-	return redis_account_list(st, names, n, err, errlen);
+	return 0;
+}
+
+int
+store_run_pending(const struct store_run *run, const struct cb_state *s)
+{
+	/* It began from this very state: same generation, and the run it
+	 * names is the next one (a state the operator made anew, with an
+	 * old generation number again, has another iteration). */
+	return run->run > 0 && run->generation == s->generation &&
+	    run->run == s->iteration + 1;
 }

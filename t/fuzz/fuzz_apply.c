@@ -28,6 +28,7 @@
 #include "breaker.h"
 #include "core.h"
 #include "store.h"
+#include "../../src/store/backend.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

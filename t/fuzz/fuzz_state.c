@@ -22,6 +22,7 @@
 #include "judge.h"
 #include "report.h"
 #include "store.h"
+#include "../../src/store/backend.h"
 #include "../../src/store/jtree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

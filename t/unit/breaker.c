@@ -28,7 +28,7 @@ static struct cb_run
 ok_run(int progress)
 {
 	struct cb_run r = { progress, 0, CB_CLASS_SUCCESS, "", NULL, "", NULL,
-	    0, 0, 0, 0 };
+	    0, 0, 0, 0, 0 };
 
 	return r;
 }
@@ -38,7 +38,7 @@ err_run(enum cb_class cls, const char *type, const char *msg,
     const char *hash, const char *task, int progress)
 {
 	struct cb_run r = { progress, 0, cls, type, msg, hash, task, 1, 0, 0,
-	    0 };
+	    0, 0 };
 
 	return r;
 }
@@ -300,6 +300,33 @@ test_same_error(void)
 	ok(S.last_error_hash == NULL, "and is not stored");
 	rec(build("", 1));
 	is_int(S.same_error_count, 1, "empty fingerprints never match");
+}
+
+/* A run whose cbexec was killed (SPEC §11): its progress never seen, it
+ * counts no no-progress, so the same such error five times is STUCK. */
+static void
+test_unseen(void)
+{
+	struct cb_run k = err_run(CB_CLASS_RECOVERABLE, "killed",
+	    "cbexec was killed during run 1", "kkkk", NULL, 0);
+	int i;
+
+	fresh();
+	k.unseen = 1;
+	for (i = 0; i < 4; i++)
+		rec(k);
+	is_int(S.no_progress_count, 0, "unseen runs: no no-progress counted");
+	is_int(S.same_error_count, 4, "... but the same error 4 times");
+	is_int(S.state, CB_CLOSED, "... and still CLOSED, never HALF_OPEN");
+	rec(k);
+	is_int(R.outcome, OUT_STUCK, "the fifth: STUCK");
+	fresh();
+	rec(build("a", 0));
+	rec(build("b", 0));
+	is_int(S.no_progress_count, 2, "two runs without progress");
+	rec(k);
+	is_int(S.no_progress_count, 2, "an unseen run keeps the count");
+	is_int(S.consecutive_errors, 3, "and is an error all the same");
 }
 
 static void
@@ -989,6 +1016,7 @@ main(void)
 	test_threshold_at_half_open();
 	test_consecutive_errors();
 	test_same_error();
+	test_unseen();
 	test_transient();
 	test_same_task();
 	test_success_resets();

@@ -23,6 +23,7 @@
 
 #include "core.h"
 #include "store.h"
+#include "../../src/store/backend.h"
 #include "tap.h"
 
 static char scratch[256];
