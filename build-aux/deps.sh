@@ -8,11 +8,12 @@
 #
 # Debian package names; apt-get as root, sudo apt-get otherwise.  Does
 # nothing when pkg-config, the libraries, libev's header and prove are
-# found.  Six test tools are optional, installed when that needs no
+# found.  Seven test tools are optional, installed when that needs no
 # password, else the tests that use them are skipped and this says so:
 # bats (the tests of contrib/circuit_breaker.sh), promtool (Debian's
 # prometheus package: the metrics lint), redis-server (the tests of the
-# shared store, --store), etcd (etcd-server: the etcd store's tests),
+# shared store, --store), etcd and etcdctl (etcd-server, etcd-client: the
+# etcd store's tests),
 # crontab (Debian's cron package: the documented
 # crontab entries installed as written) and chronic (moreutils: the
 # crontab.example step run as cron would).
@@ -94,7 +95,8 @@ fi
 optional bats bats "the BATS tests of contrib/circuit_breaker.sh"
 optional promtool prometheus "the promtool checks of the metrics and alerts"
 optional redis-server redis-server "the tests of the shared store (t/09*)"
-optional etcd etcd-server "the tests of the etcd store (t/096[5-9]*, t/0999*)"
+optional etcd etcd-server "the tests of the etcd store (t/096[5-8]*, t/0999*)"
+optional etcdctl etcd-client "the tests of the etcd store (t/096[5-8]*, t/0999*)"
 optional crontab cron "the crontab check of the documented entries (t/0915-recipes.t)"
 optional chronic moreutils "the run of the crontab.example step (t/0915-recipes.t)"
 exit 0

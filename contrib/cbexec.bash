@@ -31,7 +31,8 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--stderr-file --stdout-file --create --all --allow-config --agent
 	--idle-timeout --max-cost --max-tokens --max-turns --max-repeat-calls
 	--account --reset-account --store --store-lease --store-timeout
-	--store-fallback --store-password-file --result-grace'
+	--store-fallback --store-password-file --result-grace --store-ca
+	--store-cert --store-key'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -44,7 +45,7 @@ _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--stderr-file --stdout-file --agent --idle-timeout --max-cost
 	--max-tokens --max-turns --max-repeat-calls --account --reset-account
 	--store --store-lease --store-timeout --store-fallback
-	--store-password-file --result-grace'
+	--store-password-file --result-grace --store-ca --store-cert --store-key'
 # Short options that take a value.
 _cbexec_arg_shorts='sNCptkTnc'
 
@@ -221,11 +222,11 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		mapfile -t COMPREPLY < <(compgen -W "local none" -- "$cur")
 		;;
 	--store)
-		mapfile -t COMPREPLY < <(compgen -W "redis:// unix://" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "redis:// unix:// etcd:// etcds://" -- "$cur")
 		compopt -o nospace 2>/dev/null
 		;;
 	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file|\
-	--store-password-file)
+	--store-password-file|--store-ca|--store-cert|--store-key)
 		_cbexec_files -f "$cur"
 		;;
 	-C|--chdir|--watch)

@@ -69,6 +69,8 @@ struct store_cfg {
 	double timeout;		/* --store-timeout: connect and each command */
 	const char *password;	/* CBEXEC_STORE_PASSWORD or
 				 * --store-password-file; NULL: the URL's */
+	const char *ca, *cert, *key;	/* --store-ca, --store-cert,
+					 * --store-key (TLS) */
 	/* How a wait for the store polls: poll(2) on n fds that returns -2
 	 * at once when an operator signal comes (the run engine's
 	 * sup_poll()); NULL: poll(2) itself. */

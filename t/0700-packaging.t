@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 # What a packager relies on: CPPFLAGS and LDFLAGS reach every compile and
 # link, libcrypto is named in an ELF dlopen note and loaded on the first
-# SHA-256 (a clear message without it), a plain make names the missing
+# SHA-256 (a clear message without it), libcurl too for an etcd store, a plain make names the missing
 # libraries before it compiles anything, the test runner keeps cbexec's
 # stderr out of prove's report unless a test fails, the man page formats
 # without groff warnings, and the systemd example names no install prefix.
@@ -36,19 +36,29 @@ if command -v readelf >/dev/null 2>&1; then
 	note=$(readelf -p .note.dlopen "$TOP/cbexec" | sed -n 's/^ *\[ *[0-9a-f]*\] *//p' | grep '^\[')
 	want=$(readelf -d "$(${CC:-cc} -print-file-name=libcrypto.so)" 2>/dev/null |
 	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-	got=$(printf '%s' "$note" | perl -MJSON::PP -0777 -e '
-		my $n = decode_json(<STDIN>);
-		print join(" ", map { "$_->{priority}:" . join(",", @{$_->{soname}}) } @$n)' 2>&1)
-	is "$got" "required:$want" "... naming libcrypto's soname ($want), required"
+	# one JSON array a note
+	notes=$(printf '%s\n' "$note" | perl -MJSON::PP -ne '
+		my $n = decode_json($_);
+		print join(" ", map { "$_->{feature}=$_->{priority}:" .
+		    join(",", @{$_->{soname}}) } @$n), "\n"' 2>&1)
+	like "$notes" "^sha256=required:$want\$" "... naming libcrypto's soname ($want), required"
+	wantcurl=$(readelf -d "$(${CC:-cc} -print-file-name=libcurl.so)" 2>/dev/null |
+	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+	like "$notes" "^etcd=recommended:${wantcurl:-libcurl.so.4}\$" \
+	    "... and libcurl's (${wantcurl:-?}), recommended, for the etcd store"
+	ok "$(readelf -d "$TOP/cbexec" | grep -q 'NEEDED.*libcurl'; [ $? -ne 0 ]; echo $?)" \
+		"libcurl is not among the binary's NEEDED entries"
 else
-	skip "no readelf"; skip "no readelf"; skip "no readelf"
+	skip "no readelf"; skip "no readelf"; skip "no readelf"; skip "no readelf"
+	skip "no readelf"
 fi
 like "$(cat "$TOP/README.md")" 'dh_dlopenlibdeps' "README says how a package depends on it"
 
 # Without the library: cbexec starts and a run that hashes nothing works;
 # the first SHA-256 says which library could not be loaded (125).  A copy
 # with the soname changed (same length) stands for a system without it.
-soname=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
+soname=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"sha256"' |
+    sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
 if [ -n "$soname" ]; then
 	gone=$(printf '%s' "$soname" | sed 's/libcrypto/libcryptX/')
 	perl -0777 -pe "s/\Q$soname\E/$gone/g" "$TOP/cbexec" > nolib
@@ -67,6 +77,26 @@ if [ -n "$soname" ]; then
 else
 	skip "no soname"; skip "no soname"; skip "no soname"; skip "no soname"
 	skip "no soname"
+fi
+
+# The same for libcurl, which only an etcd store loads: a plain run and a
+# Redis or file store never need it; --store etcd:// says which library.
+curlso=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"etcd"' |
+    sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
+if [ -n "$curlso" ]; then
+	gone=$(printf '%s' "$curlso" | sed 's/libcurl/libcurX/')
+	perl -0777 -pe "s/\Q$curlso\E/$gone/g" "$TOP/cbexec" > nocurl
+	chmod +x nocurl
+	./nocurl -q --name nc -- false 2>/dev/null
+	is "$?" 1 "libcurl missing: a run of a named circuit works"
+	err=$(./nocurl --store etcd://127.0.0.1:9 --name nc -- touch ran-nc 2>&1)
+	rc=$?
+	is "$rc:$([ -e ran-nc ] && echo ran)" "125:" "... an etcd store cannot: 125, not run"
+	like "$err" "^cbexec: cannot load libcurl \($gone\) for the etcd store: $gone: cannot open shared object file" \
+		"... naming the library"
+else
+	skip "no libcurl soname"; skip "no libcurl soname"
+	skip "no libcurl soname"
 fi
 
 # A plain make on a machine without the libraries: one message naming

@@ -9,8 +9,9 @@
 #                      ETCD_URL (etcd://h1,h2,h3), ETCD_EPS (h1,h2,h3),
 #                      ETCD_C1.. (client ports); ETCD_TLS=1 before it:
 #                      the clients' side speaks TLS (etcd_tls makes a
-#                      throw-away CA), ETCD_URL is etcds://, and
-#                      ETCD_CLIENT_CERT=1 wants a client certificate too
+#                      throw-away CA; the members' certificate names
+#                      localhost only), ETCD_URL is etcds://localhost:...,
+#                      and ETCD_CLIENT_CERT=1 wants a client certificate
 #   etcd_kill I [SIG]  signal member I (default KILL; KILL and TERM wait
 #                      for it to go)
 #   etcd_revive I      start member I again on its data
@@ -39,20 +40,20 @@ fi
 
 ETCD_DIR=$SCRATCH/etcd
 mkdir -p "$ETCD_DIR"
+ETCD_SCHEME=http ETCD_CCERT=
 export ETCDCTL_API=3
 
-# N loopback ports nobody listens on now, one per line.
+# N loopback ports nobody listens on now, one per line (perl: quicker to
+# start than python3).
 free_ports() {
-	python3 -c 'import socket, sys
-ss = []
-for i in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); ss.append(s)
-for s in ss:
-    print(s.getsockname()[1])' "$1"
+	perl -MIO::Socket::INET -e 'my @s = map { IO::Socket::INET->new(
+	    Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0) or die }
+	    1 .. $ARGV[0]; print $_->sockport, "\n" for @s' "$1"
 }
 
-# etcd_tls: a throw-away CA and a certificate for 127.0.0.1 and
-# localhost signed by it, and a client certificate, in $ETCD_DIR/tls.
+# etcd_tls: a throw-away CA and a certificate for localhost (the name
+# only, not 127.0.0.1: a client that asks for that address finds the
+# name wrong) signed by it, and a client certificate, in $ETCD_DIR/tls.
 etcd_tls() {
 	t=$ETCD_DIR/tls
 	[ -s "$t/server.pem" ] && return 0
@@ -61,7 +62,7 @@ etcd_tls() {
 		cd "$t" || exit 1
 		openssl req -x509 -newkey rsa:2048 -nodes -days 2 \
 		    -subj /CN=cbexec-test-ca -keyout ca.key -out ca.pem &&
-		printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >san.ext &&
+		printf 'subjectAltName=DNS:localhost\n' >san.ext &&
 		openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
 		    -keyout server.key -out server.csr &&
 		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key \
@@ -79,9 +80,17 @@ etcd_tls() {
 	}
 }
 
-# The client URL of member I, as its listener speaks.
+# The client URL of member I, as its listener speaks; the name its
+# certificate has with TLS.
 etcd_curl() {
 	eval "echo \${ETCD_SCHEME}://127.0.0.1:\$ETCD_C$1"
+}
+etcd_cname() {
+	if [ "$ETCD_SCHEME" = https ]; then
+		eval "echo https://localhost:\$ETCD_C$1"
+	else
+		etcd_curl "$1"
+	fi
 }
 
 # etcd_run I: member I in the background, on its data directory.
@@ -97,10 +106,10 @@ etcd_run() {
 	    --heartbeat-interval "${ETCD_HEARTBEAT:-100}" \
 	    --election-timeout "${ETCD_ELECTION:-1000}" \
 	    --logger zap --log-outputs stderr --log-level warn
-	if [ -n "${ETCD_TLS:-}" ]; then
+	if [ "$ETCD_SCHEME" = https ]; then
 		set -- "$@" --cert-file "$ETCD_DIR/tls/server.pem" \
 		    --key-file "$ETCD_DIR/tls/server.key"
-		[ -n "${ETCD_CLIENT_CERT:-}" ] && set -- "$@" \
+		[ -n "$ETCD_CCERT" ] && set -- "$@" \
 		    --client-cert-auth --trusted-ca-file "$ETCD_DIR/tls/ca.pem"
 	fi
 	i=$1; shift
@@ -110,26 +119,32 @@ etcd_run() {
 }
 
 ectl() {
-	if [ -n "${ETCD_TLS:-}" ]; then
+	if [ "$ETCD_SCHEME" = https ]; then
 		set -- --cacert "$ETCD_DIR/tls/ca.pem" "$@"
-		[ -n "${ETCD_CLIENT_CERT:-}" ] && set -- \
+		[ -n "$ETCD_CCERT" ] && set -- \
 		    --cert "$ETCD_DIR/tls/client.pem" \
 		    --key "$ETCD_DIR/tls/client.key" "$@"
 	fi
 	[ -n "${ECTL_USER:-}" ] && set -- --user "$ECTL_USER" "$@"
-	etcdctl --endpoints "$ETCD_EPS_URLS" --dial-timeout 3s \
-	    --command-timeout 5s "$@"
+	# etcdctl's own timeouts do not cover every wait (TLS): a bound.
+	timeout -k 1 30 etcdctl --endpoints "$ETCD_EPS_URLS" \
+	    --dial-timeout 3s --command-timeout 5s "$@"
 }
 
 etcd_start() {
 	n=${1:-3}
+	# a cluster of its own: none of a former one's members or data
+	etcd_kill_all
+	rm -rf "$ETCD_DIR"/m[0-9]* "$ETCD_DIR"/log[0-9]*
 	ETCD_N=$n
+	# what ETCD_TLS and ETCD_CLIENT_CERT said, kept for later calls
 	if [ -n "${ETCD_TLS:-}" ]; then
 		etcd_tls
 		ETCD_SCHEME=https
 	else
 		ETCD_SCHEME=http
 	fi
+	ETCD_CCERT=${ETCD_CLIENT_CERT:-}
 	set -- $(free_ports $((2 * n)))
 	ETCD_CLUSTER= ETCD_EPS= ETCD_EPS_URLS=
 	i=1
@@ -138,11 +153,11 @@ etcd_start() {
 		shift 2
 		eval "c=\$ETCD_C$i p=\$ETCD_P$i"
 		ETCD_CLUSTER="$ETCD_CLUSTER${ETCD_CLUSTER:+,}m$i=http://127.0.0.1:$p"
-		ETCD_EPS="$ETCD_EPS${ETCD_EPS:+,}127.0.0.1:$c"
-		ETCD_EPS_URLS="$ETCD_EPS_URLS${ETCD_EPS_URLS:+,}$(etcd_curl $i)"
+		ETCD_EPS="$ETCD_EPS${ETCD_EPS:+,}$(etcd_cname $i | sed 's|.*://||')"
+		ETCD_EPS_URLS="$ETCD_EPS_URLS${ETCD_EPS_URLS:+,}$(etcd_cname $i)"
 		i=$((i + 1))
 	done
-	if [ -n "${ETCD_TLS:-}" ]; then ETCD_URL=etcds://$ETCD_EPS
+	if [ "$ETCD_SCHEME" = https ]; then ETCD_URL=etcds://$ETCD_EPS
 	else ETCD_URL=etcd://$ETCD_EPS; fi
 	i=1
 	while [ "$i" -le "$n" ]; do etcd_run $i; i=$((i + 1)); done
@@ -185,7 +200,7 @@ etcd_kill_all() {
 etcd_leader() {
 	i=1
 	while [ "$i" -le "${ETCD_N:-0}" ]; do
-		ectl --endpoints "$(etcd_curl $i)" endpoint status -w fields \
+		ectl --endpoints "$(etcd_cname $i)" endpoint status -w fields \
 		    2>/dev/null | awk '$1 == "\"MemberID\"" { m = $3 }
 		    $1 == "\"Leader\"" { l = $3 }
 		    END { exit !(m != "" && m == l) }' && { echo "$i"; return 0; }
@@ -200,7 +215,7 @@ etcd_proxy() {
 	python3 "$T_DIR/storeproxy.py" "$ETCD_DIR/p$1.port" "$c" \
 	    "$ETCD_DIR/p$1.mode" &
 	echo $! >>"$ETCD_DIR/proxies"
-	poll_until 20 test -s "$ETCD_DIR/p$1.port" || {
+	poll_until "${HELPER_START:-60}" test -s "$ETCD_DIR/p$1.port" || {
 		echo "Bail out! no proxy"; exit 1
 	}
 	cat "$ETCD_DIR/p$1.port"
@@ -218,6 +233,9 @@ etcd_fault() {
 
 trap 'for p in $(cat "$ETCD_DIR/proxies" 2>/dev/null); do kill $p; done \
     2>/dev/null; etcd_kill_all; rm -rf "$SCRATCH" "$T_TMP"' EXIT
+# A test ended by a signal (prove interrupted, its reader gone) leaves no
+# cluster behind either.
+trap 'exit 1' HUP INT TERM PIPE
 
 cat >"$SCRATCH/host" <<SH
 #!/bin/sh

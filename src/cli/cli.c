@@ -44,7 +44,7 @@ enum opt_id {
 	O_AGENT, O_IDLE_TIMEOUT, O_MAX_COST, O_MAX_TOKENS, O_MAX_TURNS,
 	O_MAX_REPEAT_CALLS, O_ACCOUNT, O_RESET_ACCOUNT, O_STORE, O_STORE_LEASE,
 	O_STORE_TIMEOUT, O_STORE_FALLBACK, O_STORE_PASSWORD_FILE,
-	O_RESULT_GRACE, O_COUNT
+	O_RESULT_GRACE, O_STORE_CA, O_STORE_CERT, O_STORE_KEY, O_COUNT
 };
 /* o->origin has a slot per option; a table that outgrows it fails to
  * compile rather than writing past it. */
@@ -285,11 +285,12 @@ static const struct opt opts[] = {
 	    CAT_OPERATOR, " NAME",
 	    "close account NAME's gate (no such account: 125)" },
 	{ "store", required_argument, 0, O_STORE, CAT_STORE, " URL",
-	    "keep the circuit in Redis: redis://[user:password@]\n"
-	    "host[:port][/db] or unix:///path.sock[?db=N]; the\n"
-	    "lock is a lease, every write fenced (a holder that\n"
-	    "lost its lease is refused: 125); the store's clock\n"
-	    "decides; CBEXEC_STORE is not passed on" },
+	    "keep the circuit in Redis (redis://[user:password@]\n"
+	    "host[:port][/db], unix:///path.sock[?db=N]) or etcd\n"
+	    "(etcd[s]://[user@]host[:port][,host[:port]...]);\n"
+	    "the lock is a lease, every write fenced (a holder\n"
+	    "that lost its lease is refused: 125); the store's\n"
+	    "clock decides; CBEXEC_STORE is not passed on" },
 	{ "store-lease", required_argument, 0, O_STORE_LEASE, CAT_STORE, " D",
 	    "the lease, renewed while the run goes on (30s)" },
 	{ "store-timeout", required_argument, 0, O_STORE_TIMEOUT, CAT_STORE,
@@ -303,6 +304,15 @@ static const struct opt opts[] = {
 	{ "store-password-file", required_argument, 0, O_STORE_PASSWORD_FILE,
 	    CAT_STORE, " F", "the store's password, the first line of F (yours,\n"
 	    "mode 0600 or stricter); or CBEXEC_STORE_PASSWORD" },
+	{ "store-ca", required_argument, 0, O_STORE_CA, CAT_STORE, " F",
+	    "etcds://: trust the CA certificates in F (PEM),\n"
+	    "not the system's; the host name is verified" },
+	{ "store-cert", required_argument, 0, O_STORE_CERT, CAT_STORE, " F",
+	    "etcds://: this client's certificate (PEM), its\n"
+	    "key in F too unless --store-key" },
+	{ "store-key", required_argument, 0, O_STORE_KEY, CAT_STORE, " F",
+	    "etcds://: the client certificate's key (yours,\n"
+	    "mode 0600; or root's, not readable by others)" },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -812,6 +822,12 @@ set_option(struct options *o, const struct opt *op, const char *v,
 	}
 	case O_STORE_PASSWORD_FILE:
 		return store_password_file(o, v, err, len);
+	case O_STORE_CA:
+		return replace_str(&o->store_ca, v);
+	case O_STORE_CERT:
+		return replace_str(&o->store_cert, v);
+	case O_STORE_KEY:
+		return replace_str(&o->store_key, v);
 	case O_STORE_FALLBACK:
 		if (strcmp(v, "local") != 0 && strcmp(v, "none") != 0)
 			return errf(err, len, "invalid value '%s' for "
@@ -1394,6 +1410,9 @@ cli_env(struct options *o, char *err, size_t len)
 		{ "CBEXEC_STORE", "store" },
 		{ "CBEXEC_STORE_LEASE", "store-lease" },
 		{ "CBEXEC_STORE_TIMEOUT", "store-timeout" },
+		{ "CBEXEC_STORE_CA", "store-ca" },
+		{ "CBEXEC_STORE_CERT", "store-cert" },
+		{ "CBEXEC_STORE_KEY", "store-key" },
 	};
 	char sub[256];
 	const char *v;

@@ -104,6 +104,9 @@ options_free(struct options *o)
 		explicit_bzero(o->store, strlen(o->store));
 	free(o->store);
 	options_set_password(o, NULL);
+	free(o->store_ca);
+	free(o->store_cert);
+	free(o->store_key);
 	strv_free(&o->watch);
 	strv_free(&o->exclude);
 	free(o->help_topic);

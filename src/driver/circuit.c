@@ -248,6 +248,9 @@ circuit_store_cfg(const struct options *o, struct store_cfg *cfg,
 	cfg->lease = o->store_lease;
 	cfg->timeout = o->store_timeout;
 	cfg->password = o->store_password;
+	cfg->ca = o->store_ca;
+	cfg->cert = o->store_cert;
+	cfg->key = o->store_key;
 	cfg->follow = o->follow_symlinks;
 	/* The operator signals end a wait for the store at once. */
 	cfg->poll = sup_poll;
@@ -292,7 +295,10 @@ circuit_store(const struct options *o, const struct circuit *c,
 		    "-", label);
 		return -2;
 	}
-	if (!fallback || !o->store_fallback || c == NULL) {
+	/* A store that answered and refused us (a certificate, a
+	 * password), or settings that cannot work, is no store out of
+	 * reach: never a reason to run on a local state. */
+	if (!fallback || !o->store_fallback || c == NULL || rc == -5) {
 		free(dir);
 		fprintf(stderr, "cbexec: %s%s\n", err, fallback ?
 		    "; not running the command" : "");

@@ -39,6 +39,10 @@ struct store {
 				 * set the lease was sent */
 	int interrupted;	/* the last command: an operator signal */
 	const char *password;	/* store_cfg's */
+	const char *ca, *cert, *key;	/* store_cfg's */
+	int refused;		/* the store answered and refused us (a
+				 * certificate, a password), or the settings
+				 * cannot work: no fallback */
 	union {			/* the backend's own */
 		struct store_redis *r;
 		void *priv;
@@ -103,6 +107,7 @@ struct store_backend {
 /* The backends (store.c's table names them by scheme). */
 extern const struct store_backend store_file;	/* filestore.c */
 extern const struct store_backend store_redis;	/* redis.c */
+extern const struct store_backend store_etcd;	/* etcd.c */
 
 /* A wait for a shared store: the poll of store_cfg (the operator
  * signals end it: -2), else poll(2). */

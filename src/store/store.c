@@ -36,6 +36,8 @@ static const struct {
 } schemes[] = {
 	{ "redis", &store_redis },
 	{ "unix", &store_redis },
+	{ "etcd", &store_etcd },
+	{ "etcds", &store_etcd },
 };
 
 #define NSCHEMES (sizeof(schemes) / sizeof(schemes[0]))
@@ -108,6 +110,9 @@ store_open(struct store **stp, const struct store_cfg *cfg, char *err,
 	st->lease = cfg->lease;
 	st->timeout = cfg->timeout;
 	st->password = cfg->password;
+	st->ca = cfg->ca;
+	st->cert = cfg->cert;
+	st->key = cfg->key;
 	st->clock_at = -1;
 	if (cfg->poll != NULL)
 		poll_fn = cfg->poll;
