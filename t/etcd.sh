@@ -20,8 +20,11 @@
 #   ectl ARGS...       etcdctl on the cluster (as root when auth is on:
 #                      ECTL_USER=user:password)
 #   etcd_proxy I       a loopback proxy (t/storeproxy.py) in front of
-#                      member I's client port, its mode in ./pI.mode;
-#                      prints its port
+#                      member I's client port, its mode in
+#                      $ETCD_DIR/pI.mode; sets ETCD_PXI to its port (not
+#                      in a subshell: the proxy ends with its parent)
+#   etcd_fault I MODE  proxy I in MODE (pass, delay MS, hold, drop, reset,
+#                      trickle), once it says so
 #   ./host N ARGS...   (written here) cbexec as seen from host N: its own
 #                      HOME, XDG and state directories, exec'd (so $! of
 #                      "./host ... &" is cbexec itself)
@@ -213,12 +216,12 @@ etcd_proxy() {
 	rm -f "$ETCD_DIR/p$1.port" "$ETCD_DIR/p$1.mode.now"
 	echo pass >"$ETCD_DIR/p$1.mode"
 	python3 "$T_DIR/storeproxy.py" "$ETCD_DIR/p$1.port" "$c" \
-	    "$ETCD_DIR/p$1.mode" &
+	    "$ETCD_DIR/p$1.mode" >/dev/null 2>&1 &
 	echo $! >>"$ETCD_DIR/proxies"
 	poll_until "${HELPER_START:-60}" test -s "$ETCD_DIR/p$1.port" || {
 		echo "Bail out! no proxy"; exit 1
 	}
-	cat "$ETCD_DIR/p$1.port"
+	eval "ETCD_PX$1=\$(cat \"\$ETCD_DIR/p\$1.port\")"
 }
 
 # etcd_fault I MODE: the proxy of member I in MODE (storeproxy.py), once
