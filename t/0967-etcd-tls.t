@@ -15,6 +15,10 @@
 
 ETCD_TLS=1 etcd_start
 CA=$ETCD_DIR/tls/ca.pem
+# Under valgrind a TLS handshake alone takes seconds: a longer timeout
+# (an option given later on a command line still wins).
+VT=
+[ -n "$UNDER_VALGRIND" ] && VT="--store-timeout 10s --store-lease 60s"
 S="--store $ETCD_URL --store-ca $CA"
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 eget() { ectl get "$1" --print-value-only; }
@@ -25,13 +29,13 @@ quick() {
 }
 
 # ---- etcds:// with the CA of --store-ca ----
-"$CBEXEC" $S --name t -- sh -c 'exit 3' 2>err; rc=$?
+"$CBEXEC" $VT $S --name t -- sh -c 'exit 3' 2>err; rc=$?
 is "$rc:$(eget cbexec:circuit:t | jget /dev/stdin iteration)" "3:1" \
     "etcds:// with --store-ca: the run's status, the state saved"
-CBEXEC_STORE_CA=$CA "$CBEXEC" --store "$ETCD_URL" --status t >/dev/null 2>err
+CBEXEC_STORE_CA=$CA "$CBEXEC" $VT --store "$ETCD_URL" --status t >/dev/null 2>err
 is "$?" 0 "CBEXEC_STORE_CA names the CA"
 t0=$(ms)
-"$CBEXEC" --store "$ETCD_URL" --store-timeout 1s --name t -- touch ran-noca \
+"$CBEXEC" $VT --store "$ETCD_URL" --store-timeout 1s --name t -- touch ran-noca \
     2>err; rc=$?
 el=$(( $(ms) - t0 ))
 is "$rc:$([ -e ran-noca ] && echo ran)" "125:" \
@@ -39,18 +43,18 @@ is "$rc:$([ -e ran-noca ] && echo ran)" "125:" \
 like "$(cat err)" "^cbexec: store etcds://localhost:[0-9]+,.*certificate" \
     "naming the store and the certificate"
 quick 5000 "$el" "at once, not each member's timeout over ($el ms)"
-"$CBEXEC" --store "etcds://127.0.0.1:$ETCD_C1" --store-ca "$CA" --name t -- \
+"$CBEXEC" $VT --store "etcds://127.0.0.1:$ETCD_C1" --store-ca "$CA" --name t -- \
     touch ran-name 2>err; rc=$?
 is "$rc:$([ -e ran-name ] && echo ran)" "125:" \
     "a certificate for another name (localhost, asked for 127.0.0.1): 125"
 like "$(cat err)" "127\.0\.0\.1.*(subject name|does not match|match)" \
     "saying the name does not match"
-"$CBEXEC" --store "$ETCD_URL" --store-ca /nonexistent/ca.pem --name t -- \
+"$CBEXEC" $VT --store "$ETCD_URL" --store-ca /nonexistent/ca.pem --name t -- \
     touch ran-bad 2>err; rc=$?
 is "$rc:$([ -e ran-bad ] && echo ran)" "125:" "a CA file that is not there: 125"
 like "$(cat err)" "/nonexistent/ca.pem" "naming it"
 t0=$(ms)
-"$CBEXEC" --store "etcd://localhost:$ETCD_C1" --store-timeout 1s --name t -- \
+"$CBEXEC" $VT --store "etcd://localhost:$ETCD_C1" --store-timeout 1s --name t -- \
     touch ran-plain 2>err; rc=$?
 el=$(( $(ms) - t0 ))
 is "$rc:$([ -e ran-plain ] && echo ran)" "125:" "etcd:// at a TLS port: 125"
@@ -67,14 +71,14 @@ perl -MIO::Socket::INET -e '
 	    close $c }' plain.port & plain=$!
 poll_until 20 test -s plain.port
 t0=$(ms)
-"$CBEXEC" --store "etcds://127.0.0.1:$(cat plain.port)" --store-timeout 1s \
+"$CBEXEC" $VT --store "etcds://127.0.0.1:$(cat plain.port)" --store-timeout 1s \
     --name t -- touch ran-tls 2>err; rc=$?
 el=$(( $(ms) - t0 ))
 kill $plain; wait $plain 2>/dev/null
 is "$rc:$([ -e ran-tls ] && echo ran)" "125:" "etcds:// at a plain port: 125"
 like "$(cat err)" "does not speak TLS; use etcd://" "saying so"
 quick 3000 "$el" "in bounded time ($el ms)"
-"$CBEXEC" --store "$ETCD_URL" --store-fallback local --name t -- \
+"$CBEXEC" $VT --store "$ETCD_URL" --store-fallback local --name t -- \
     touch ran-fb 2>err; rc=$?
 is "$rc:$([ -e ran-fb ] && echo ran)" "125:" \
     "a certificate refused is no store out of reach: no --store-fallback"
@@ -90,15 +94,15 @@ ectl user add nobody:nopw >/dev/null
 ectl auth enable >/dev/null || { echo "Bail out! cannot enable auth"; exit 1; }
 ECTL_USER=root:rootpw
 U=$(echo "$ETCD_URL" | sed 's|://|://cb@|')
-"$CBEXEC" $S --name u -- touch ran-nouser 2>err; rc=$?
+"$CBEXEC" $VT $S --name u -- touch ran-nouser 2>err; rc=$?
 is "$rc:$([ -e ran-nouser ] && echo ran)" "125:" "auth on, no user: 125, not run"
 like "$(cat err)" "user name is empty \(the cluster wants a user: etcd://USER@host" \
     "saying the cluster wants a user"
-"$CBEXEC" $S --store "$U" --name u -- touch ran-nopw 2>err; rc=$?
+"$CBEXEC" $VT $S --store "$U" --name u -- touch ran-nopw 2>err; rc=$?
 is "$rc:$([ -e ran-nopw ] && echo ran)" "125:" "a user without a password: 125"
 like "$(cat err)" "etcd user cb has no password \(--store-password-file, CBEXEC_STORE_PASSWORD" \
     "saying where it may come from"
-CBEXEC_STORE_PASSWORD=cbpw "$CBEXEC" $S --store "$U" --name u -- \
+CBEXEC_STORE_PASSWORD=cbpw "$CBEXEC" $VT $S --store "$U" --name u -- \
     sh -c 'env >env.out; tr "\0" "\n" </proc/$PPID/environ >penv.out' 2>err
 rc=$?
 is "$rc:$(eget cbexec:circuit:u | jget /dev/stdin iteration)" "0:1" \
@@ -111,38 +115,38 @@ else
 fi
 printf 'cbpw\n' >pw
 chmod 600 pw
-"$CBEXEC" $S --store "$U" --store-password-file pw --name u -- true 2>err
+"$CBEXEC" $VT $S --store "$U" --store-password-file pw --name u -- true 2>err
 is "$?" 0 "--store-password-file"
 chmod 644 pw
-"$CBEXEC" $S --store "$U" --store-password-file pw --name u -- touch ran-644 \
+"$CBEXEC" $VT $S --store "$U" --store-password-file pw --name u -- touch ran-644 \
     2>err; rc=$?
 is "$rc:$([ -e ran-644 ] && echo ran)" "125:" "a password file others may read: 125"
 chmod 600 pw
-CBEXEC_STORE_PASSWORD=wrong "$CBEXEC" $S --store "$U" --store-fallback local \
+CBEXEC_STORE_PASSWORD=wrong "$CBEXEC" $VT $S --store "$U" --store-fallback local \
     --name u -- touch ran-wrong 2>err; rc=$?
 is "$rc:$([ -e ran-wrong ] && echo ran)" "125:" \
     "a wrong password: 125, not run, no fallback"
 like "$(cat err)" "authentication failed.*\(etcd user cb\)" "naming the user"
 ok "$(grep -c wrong err)" "never repeating the password"
 N=$(echo "$ETCD_URL" | sed 's|://|://nobody@|')
-CBEXEC_STORE_PASSWORD=nopw "$CBEXEC" $S --store "$N" --name u -- \
+CBEXEC_STORE_PASSWORD=nopw "$CBEXEC" $VT $S --store "$N" --name u -- \
     touch ran-perm 2>err; rc=$?
 is "$rc:$([ -e ran-perm ] && echo ran)" "125:" \
     "a user without permission on cbexec's keys: 125"
 like "$(cat err)" "permission denied" "saying so"
 P="$S --store $U --store-password-file $SCRATCH/pw"
-"$CBEXEC" $P --trip --reason maint u 2>err; rc=$?
+"$CBEXEC" $VT $P --trip --reason maint u 2>err; rc=$?
 is "$rc:$(eget cbexec:circuit:u | jget /dev/stdin state)" "0:OPEN" "--trip with the user"
-"$CBEXEC" $P --status --all >all 2>err; rc=$?
+"$CBEXEC" $VT $P --status --all >all 2>err; rc=$?
 is "$rc" 120 "--status --all with the user: 120 (an OPEN circuit)"
 like "$(cat all)" "^[● ]*u +OPEN" "... listing it"
-"$CBEXEC" $P --reset-circuit u 2>err; rc=$?
+"$CBEXEC" $VT $P --reset-circuit u 2>err; rc=$?
 is "$rc:$(eget cbexec:circuit:u | jget /dev/stdin state)" "0:CLOSED" \
     "--reset-circuit with the user"
-"$CBEXEC" $P --reset-account nobody 2>err; rc=$?
+"$CBEXEC" $VT $P --reset-account nobody 2>err; rc=$?
 like "$rc $(cat err)" "^125 cbexec: no such account 'nobody'" \
     "--reset-account reaches etcd with the user (no such account)"
-"$CBEXEC" $P --status u >st 2>&1
+"$CBEXEC" $VT $P --status u >st 2>&1
 ok "$(grep -c cbpw st)" "--status never shows the password"
 
 
@@ -151,20 +155,20 @@ ECTL_USER=
 ETCD_TLS=1 ETCD_CLIENT_CERT=1 etcd_start
 
 S="--store $ETCD_URL --store-ca $CA"
-"$CBEXEC" $S --name c -- touch ran-nocert 2>err; rc=$?
+"$CBEXEC" $VT $S --name c -- touch ran-nocert 2>err; rc=$?
 is "$rc:$([ -e ran-nocert ] && echo ran)" "125:" \
     "no client certificate where the cluster wants one: 125"
 like "$(cat err)" "^cbexec: store etcds://" "naming the store"
 C="--store-cert $ETCD_DIR/tls/client.pem --store-key $ETCD_DIR/tls/client.key"
-"$CBEXEC" $S $C --name c -- true 2>err; rc=$?
+"$CBEXEC" $VT $S $C --name c -- true 2>err; rc=$?
 is "$rc:$(eget cbexec:circuit:c | jget /dev/stdin iteration)" "0:1" \
     "--store-cert and --store-key: the run goes"
 cat "$ETCD_DIR/tls/client.pem" "$ETCD_DIR/tls/client.key" >both.pem
 chmod 600 both.pem
-"$CBEXEC" $S --store-cert both.pem --name c -- true 2>err; rc=$?
+"$CBEXEC" $VT $S --store-cert both.pem --name c -- true 2>err; rc=$?
 is "$rc" 0 "the key in the certificate's file"
 chmod 644 both.pem
-"$CBEXEC" $S --store-cert both.pem --name c -- touch ran-644 2>err; rc=$?
+"$CBEXEC" $VT $S --store-cert both.pem --name c -- touch ran-644 2>err; rc=$?
 is "$rc:$([ -e ran-644 ] && echo ran)" "125:" "a key others may read: 125"
 like "$(cat err)" "^cbexec: --store-cert both.pem: mode 0644" "naming its mode"
 

@@ -91,9 +91,12 @@ quick 3000 "$el" "within the bound, not a byte's wait each ($el ms)"
 
 # ---- a signal ends a wait for the store at once ----
 for i in 1 2 3; do etcd_fault $i hold; done
+conns=$(cat "$ETCD_DIR/p1.mode.conns")
 "$CBEXEC" $PX --store-timeout 20s --store-lease 60s --name sig -- \
     touch ran-sig 2>err & p=$!
-poll_until 30 test -s "$ETCD_DIR/p1.mode.conns"
+# once it waits for the answer (under valgrind, well after 0.3 s)
+poll_until 60 sh -c '[ "$(cat "$1")" -gt "$2" ]' sh "$ETCD_DIR/p1.mode.conns" \
+    "$conns"
 sleep 0.3
 t0=$(ms)
 kill -TERM $p
