@@ -19,7 +19,7 @@ PKG_CONFIG ?= pkg-config
 # what cbexec needs is added after them.
 CFLAGS ?= -g -O2
 override CPPFLAGS += -D_GNU_SOURCE -Iinclude \
-	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto hiredis libcurl \
+	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto libssl hiredis libcurl \
 	2>/dev/null)
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter -pthread
@@ -28,8 +28,9 @@ override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 # instructions of a whole invocation.  LIBEV=-lev links it dynamically.
 # libcrypto is not linked: src/core/digest.c loads it by its soname on
 # the first SHA-256 and names it in an ELF .note.dlopen for packagers
-# (README.md, "Packaging"); its headers come from pkg-config above.
-# libcurl likewise: src/store/http.c loads it for an etcd store only.
+# (README.md, "Packaging"); src/store/tls.c loads libssl the same way for
+# a rediss:// store only, src/store/http.c libcurl for an etcd store only.
+# Their headers come from pkg-config above.
 LIBEV ?= $(or $(wildcard $(shell $(CC) -print-file-name=libev.a \
 	2>/dev/null)),-lev)
 # hiredis too (libhiredis-dev has libhiredis.a): only --store uses it,
@@ -80,19 +81,39 @@ check: deps
 # Each test's stderr (cbexec's own messages, mostly) is shown only when
 # that test fails (build-aux/quiet-test).
 QUIET_TEST = sh $(CURDIR)/build-aux/quiet-test
-test: cbexec $(UNIT)
-	$(PROVE) $(PROVEFLAGS) --exec '$(QUIET_TEST)' t/unit/*.t t/*.t
+# The fault and clock shims are built first: a shim that does not build
+# with the project's flags fails the check instead of letting the tests
+# that need it skip.  --directives lists every skipped check with its
+# reason, so a check that did not run is seen.
+test: cbexec $(UNIT) t/faultshim.so t/clockshim.so
+	$(PROVE) --directives $(PROVEFLAGS) --exec '$(QUIET_TEST)' t/unit/*.t t/*.t
 	@$(MAKE) --no-print-directory corpus
 
 # The judgement corpus (t/corpus/README.md): every labelled case judged
 # by ./cbexec as a run judges it; any false stop fails.
+# The tests that start python3 helpers, with python3 a shim that takes
+# 3 s to start (as a version manager's does): none may depend on how fast
+# its interpreter starts.  `make check` passes the same way with the shim
+# first in PATH; this runs only the tests that use it.
+SLOWPY_TESTS ?= $(shell grep -l python3 t/*.t)
+check-slowpy: cbexec t/faultshim.so t/clockshim.so
+	@py=$$(command -v python3) || { echo "check-slowpy: no python3"; exit 1; }; \
+	d=$$(mktemp -d) || exit 1; \
+	printf '#!/bin/sh\nsleep 3\nexec %s "$$@"\n' "$$py" >"$$d/python3"; \
+	chmod +x "$$d/python3"; \
+	PATH="$$d:$$PATH" $(PROVE) $(PROVEFLAGS) --directives \
+	    --exec '$(QUIET_TEST)' $(SLOWPY_TESTS); rc=$$?; \
+	rm -rf "$$d"; exit $$rc
+
 corpus: cbexec t/corpus/loops
 	@perl t/corpus/score.pl
 	@t/corpus/loops t/corpus
 
 # Record every client again into t/corpus/recorded/ (npm and time: the
-# clients run through every scenario), then label the new recordings.
-CORPUS_CLIENTS ?= claude codex gemini qwen opencode pi copilot cn kilo
+# clients run through every scenario), then label the new recordings;
+# grok and cline are the clients a config describes (t/agents/docs/).
+CORPUS_CLIENTS ?= claude codex gemini qwen opencode pi copilot cn kilo \
+	grok cline
 corpus-record:
 	@for c in $(CORPUS_CLIENTS); do sh t/agents/record.sh $$c || exit 1; done
 	@perl t/corpus/label.pl
@@ -160,12 +181,16 @@ clean:
 # Hardening: fault-injection shim for t/0510-diskfault.t, libFuzzer targets
 # (clang; t/fuzz/), and a valgrind pass over part of the shell suite.  None
 # of these touch ./cbexec or src/*.o: the fuzz build lives in t/fuzz/build.
+# Built with the project's CPPFLAGS (-D_FILE_OFFSET_BITS=64 from
+# pkg-config included) and warnings as errors: t/0510-diskfault.t fails,
+# never skips, when it does not build.
+SHIM_CFLAGS = -shared -fPIC -O2 -Wall -Wextra -Werror
 t/faultshim.so: t/faultshim.c
-	$(CC) $(CPPFLAGS) -shared -fPIC -O2 -Wall -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) $(SHIM_CFLAGS) -o $@ $< -ldl
 
 # A wrong wall clock, for t/0970-store-time.t; a set one, t/0906-readme.t.
 t/clockshim.so: t/clockshim.c
-	$(CC) -shared -fPIC -O2 -Wall -o $@ $< -ldl
+	$(CC) $(CPPFLAGS) $(SHIM_CFLAGS) -o $@ $< -ldl
 
 FUZZCC ?= clang
 FUZZTIME ?= 60
@@ -213,5 +238,5 @@ valgrind: cbexec
 
 .PHONY: fuzz fuzz-smoke valgrind
 
-.PHONY: all deps depcheck check test corpus corpus-record dev asan demo bench check-agents \
+.PHONY: all deps depcheck check check-slowpy test corpus corpus-record dev asan demo bench check-agents \
 	install uninstall clean

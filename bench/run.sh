@@ -21,7 +21,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$BENCH/.." && pwd)
 CBEXEC=${CBEXEC:-$TOP/cbexec}
 CC=${CC:-cc}
-ONLY=${BENCH_ONLY:-single loop kill pipe agent spend status files etcd}
+ONLY=${BENCH_ONLY:-single loop kill pipe agent spend status files store etcd}
 GIB=1073741824
 
 say() { printf '%s\n' "$*"; }
@@ -550,6 +550,8 @@ fi
 #    against the file store and against bench/redisfloor.bin, the same
 #    Redis round trips made by plain commands and nothing else; and 20
 #    invocations at once on one circuit (--wait-lock), store against file.
+#    Then the same server over TCP and over TLS (rediss://, a throw-away
+#    CA made here), each against the floor on the same transport.
 if want store; then
 	if ! command -v redis-server >/dev/null 2>&1; then
 		skip "store: no redis-server"
@@ -559,13 +561,45 @@ if want store; then
 		skip "store: cannot build bench/redisfloor.bin"
 	else
 		RS=$SCRATCH/redis.sock
-		redis-server --port 0 --unixsocket "$RS" --save '' \
-		    --appendonly no --dir "$SCRATCH" --daemonize no \
-		    --logfile "$SCRATCH/redis.log" &
-		RPID=$!
-		i=0
-		while [ $i -lt 200 ] && ! redis-cli -s "$RS" ping >/dev/null 2>&1; do
-			sleep 0.02; i=$((i + 1))
+		TLSARGS=
+		# The TLS floor links libssl; the others must not load it.
+		"$CC" -O2 -Wall -DFLOOR_TLS -o "$BENCH/redisfloor-tls.bin" \
+		    "$BENCH/redisfloor.c" $(pkg-config --cflags --libs hiredis \
+		    libssl 2>/dev/null || echo -lhiredis -lssl -lcrypto) ||
+		    rm -f "$BENCH/redisfloor-tls.bin"
+		# ports nobody else should be on; tried again when taken
+		RPORT=$(awk 'BEGIN { srand(); print 20000 + 2 * int(rand() * 10000) }')
+		TPORT=$((RPORT + 1))
+		if [ -x "$BENCH/redisfloor-tls.bin" ] &&
+		    command -v openssl >/dev/null 2>&1 && (
+		    cd "$SCRATCH" &&
+		    openssl req -x509 -newkey ec -pkeyopt \
+			ec_paramgen_curve:prime256v1 -nodes -keyout ca.key \
+			-out ca.pem -days 2 -subj /CN=bench-ca &&
+		    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+			-nodes -keyout srv.key -out srv.csr -subj /CN=localhost &&
+		    printf 'subjectAltName=DNS:localhost\n' >srv.ext &&
+		    openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key \
+			-CAcreateserial -days 2 -extfile srv.ext -out srv.pem
+		    ) >/dev/null 2>&1; then
+			TLSARGS="--tls-port $TPORT --tls-cert-file $SCRATCH/srv.pem
+			    --tls-key-file $SCRATCH/srv.key
+			    --tls-ca-cert-file $SCRATCH/ca.pem --tls-auth-clients no"
+		fi
+		for try in 1 2 3 4 5; do
+			redis-server --port "$RPORT" --bind 127.0.0.1 \
+			    --unixsocket "$RS" --save '' --appendonly no \
+			    --dir "$SCRATCH" --daemonize no \
+			    --logfile "$SCRATCH/redis.log" \
+			    $(echo "$TLSARGS" | sed "s/--tls-port [0-9]*/--tls-port $TPORT/") &
+			RPID=$!
+			i=0
+			while [ $i -lt 200 ] && kill -0 "$RPID" 2>/dev/null &&
+			    ! redis-cli -s "$RS" ping >/dev/null 2>&1; do
+				sleep 0.02; i=$((i + 1))
+			done
+			kill -0 "$RPID" 2>/dev/null && break
+			RPORT=$((RPORT + 2)) TPORT=$((TPORT + 2))
 		done
 		ST="--store unix://$RS"
 		say "== store, single invocation: cbexec --store unix://SOCK --name s -- /bin/true  vs  the file store, vs bench/redisfloor.bin 1 (41 reps)"
@@ -610,6 +644,51 @@ if want store; then
 		    "$(calc %.0fus "$b / 1e3 / 1000")" "$(calc %.2fx "$a / $b")" \
 		    "-" "-"
 		note "CPU per run: cbexec $(calc %.0fus "$(med "$O" A 7) / 1e6"), floor $(calc %.0fus "$(med "$O" B 7) / 1e6"); state $size bytes; exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+
+		# transport NAME URL FLOORBIN FLOOR [OPTIONS...]: one
+		# invocation and a loop of 1000 over URL, each against the
+		# floor FLOORBIN over FLOOR.
+		transport() {
+			_t=$1 _u=$2 _fb=$3 _f=$4
+			shift 4
+			say "== store over $_t: cbexec --store $_u  vs  bench/redisfloor.bin $_f (one invocation: 41 reps; a loop of 1000: 3 reps)"
+			"$CBEXEC" -q --store "$_u" "$@" --name "t$_t" \
+			    --progress exit -- /bin/true
+			_s=$(redis-cli -s "$RS" GET "cbexec:circuit:t$_t" | wc -c)
+			O=$SCRATCH/tr1$_t
+			"$AB" -n 41 -w 3 -o "$O" -- "$CBEXEC" -q --store "$_u" "$@" \
+			    --name "t$_t" --progress exit -- /bin/true ::: \
+			    "$_fb" "$_f" 1 "$_s" "floor:t$_t" \
+			    -- /bin/true
+			a=$(med "$O" A 2) b=$(med "$O" B 2)
+			row "store over $_t: single invocation vs its floor (median wall)" \
+			    "$(calc %.2fms "$a / 1e6")" "$(calc %.2fms "$b / 1e6")" \
+			    "$(calc %.2fx "$a / $b")" "-" "-"
+			note "CPU: cbexec $(calc %.2fms "$(med "$O" A 7) / 1e6"), floor $(calc %.2fms "$(med "$O" B 7) / 1e6"); peak RSS cbexec $(med "$O" A 3) KiB, floor $(med "$O" B 3) KiB; exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+			"$CBEXEC" --store "$_u" "$@" --name "l$_t" $LOOP -- /bin/true
+			_s=$(redis-cli -s "$RS" GET "cbexec:circuit:l$_t" | wc -c)
+			O=$SCRATCH/trl$_t
+			"$AB" -n 3 -w 0 -T 60 -o "$O" -- "$CBEXEC" --store "$_u" "$@" \
+			    --name "l$_t" $LOOP -- /bin/true ::: \
+			    "$_fb" "$_f" 1000 "$_s" "floor:l$_t" \
+			    -- /bin/true
+			a=$(med "$O" A 2) b=$(med "$O" B 2)
+			row "store over $_t: loop of 1000 vs its floor (median wall/run)" \
+			    "$(calc %.0fus "$a / 1e3 / 1000")" \
+			    "$(calc %.0fus "$b / 1e3 / 1000")" \
+			    "$(calc %.2fx "$a / $b")" "-" "-"
+			note "CPU per run: cbexec $(calc %.0fus "$(med "$O" A 7) / 1e6"), floor $(calc %.0fus "$(med "$O" B 7) / 1e6"); exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+		}
+		transport TCP "redis://127.0.0.1:$RPORT/0" \
+		    "$BENCH/redisfloor.bin" "tcp:127.0.0.1:$RPORT"
+		if [ -n "$TLSARGS" ]; then
+			transport TLS "rediss://localhost:$TPORT/0" \
+			    "$BENCH/redisfloor-tls.bin" \
+			    "tls:localhost:$TPORT:$SCRATCH/ca.pem" \
+			    --store-ca "$SCRATCH/ca.pem"
+		else
+			skip "store over TLS: no openssl, or no TLS in redis-server"
+		fi
 
 		say "== store, contention: 20 invocations at once on one circuit (--wait-lock), store vs file store (9 reps)"
 		C20='i=0; while [ $i -lt 20 ]; do "$0" "$@" -- /bin/true & i=$((i + 1)); done; wait'

@@ -8,14 +8,14 @@
 #
 # Debian package names; apt-get as root, sudo apt-get otherwise.  Does
 # nothing when pkg-config, the libraries, libev's header and prove are
-# found.  Seven test tools are optional, installed when that needs no
+# found.  Eight test tools are optional, installed when that needs no
 # password, else the tests that use them are skipped and this says so:
 # bats (the tests of contrib/circuit_breaker.sh), promtool (Debian's
 # prometheus package: the metrics lint), redis-server (the tests of the
-# shared store, --store), etcd and etcdctl (etcd-server, etcd-client: the
-# etcd store's tests),
-# crontab (Debian's cron package: the documented
-# crontab entries installed as written) and chronic (moreutils: the
+# shared store, --store), openssl (the throw-away CA of the rediss:// and
+# etcds:// tests), etcd and etcdctl (etcd-server, etcd-client: the etcd
+# store's tests), crontab (Debian's cron package: the documented crontab
+# entries installed as written) and chronic (moreutils: the
 # crontab.example step run as cron would).
 set -u
 CC=${CC:-cc}
@@ -26,8 +26,8 @@ missing() {
 	command -v "${PKG_CONFIG%% *}" >/dev/null 2>&1 ||
 		echo "pkg-config (pkg-config)"
 	$PKG_CONFIG --exists libcjson 2>/dev/null || echo "cJSON (libcjson-dev)"
-	$PKG_CONFIG --exists libcrypto 2>/dev/null ||
-		echo "OpenSSL's libcrypto (libssl-dev)"
+	$PKG_CONFIG --exists libcrypto libssl 2>/dev/null ||
+		echo "OpenSSL's libcrypto and libssl (libssl-dev)"
 	$PKG_CONFIG --exists hiredis 2>/dev/null ||
 		echo "hiredis (libhiredis-dev)"
 	$PKG_CONFIG --exists libcurl 2>/dev/null ||
@@ -95,6 +95,7 @@ fi
 optional bats bats "the BATS tests of contrib/circuit_breaker.sh"
 optional promtool prometheus "the promtool checks of the metrics and alerts"
 optional redis-server redis-server "the tests of the shared store (t/09*)"
+optional openssl openssl "the rediss:// (TLS) tests of the shared store (t/0996-store-tls.t)"
 optional etcd etcd-server "the tests of the etcd store (t/096[5-8]*, t/0999*)"
 optional etcdctl etcd-client "the tests of the etcd store (t/096[5-8]*, t/0999*)"
 optional crontab cron "the crontab check of the documented entries (t/0915-recipes.t)"

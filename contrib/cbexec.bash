@@ -32,7 +32,7 @@ _cbexec_long_opts='--state --name --chdir --follow-symlinks --status
 	--idle-timeout --max-cost --max-tokens --max-turns --max-repeat-calls
 	--account --reset-account --store --store-lease --store-timeout
 	--store-fallback --store-password-file --result-grace --store-ca
-	--store-cert --store-key'
+	--store-cert --store-key --store-replicas'
 
 # Options that take a value in the next word (or after '=').
 _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
@@ -45,7 +45,8 @@ _cbexec_arg_opts='--state --name --chdir --last --reason --phase --timeout
 	--stderr-file --stdout-file --agent --idle-timeout --max-cost
 	--max-tokens --max-turns --max-repeat-calls --account --reset-account
 	--store --store-lease --store-timeout --store-fallback
-	--store-password-file --result-grace --store-ca --store-cert --store-key'
+	--store-password-file --result-grace --store-ca --store-cert --store-key
+	--store-replicas'
 # Short options that take a value.
 _cbexec_arg_shorts='sNCptkTnc'
 
@@ -222,7 +223,7 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		mapfile -t COMPREPLY < <(compgen -W "local none" -- "$cur")
 		;;
 	--store)
-		mapfile -t COMPREPLY < <(compgen -W "redis:// unix:// etcd:// etcds://" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "redis:// rediss:// unix:// etcd:// etcds://" -- "$cur")
 		compopt -o nospace 2>/dev/null
 		;;
 	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file|\

@@ -27,15 +27,32 @@ const char *agent_names(void);
 
 /*
  * A client the operator describes in the config file (SPEC §10): its
- * command names, its output format and where its facts are, as dotted
- * JSON paths (NULL: it has none), and its own classifier rows.
+ * command names, its output format and where its facts are, as JSON paths
+ * (NULL: it has none), and its own classifier rows.
  */
 enum agent_format { AGENT_JSONL, AGENT_JSON, AGENT_TEXT };
 
 struct agent_desc_rule {
 	const char *match;	/* POSIX ERE, case-insensitive */
-	const char *type;
+	const char *type;	/* NULL: the row says only that the run failed,
+				 * the built-in rows type its message */
 	enum cb_class cls;
+};
+
+#define AGENT_DESC_EQUALS	8	/* values a condition may list */
+
+/*
+ * Where one fact is: keys joined by dots; "a[].b" is b of each element of
+ * the array a (a tool call each), "a[k=v].b" is b of the element of a
+ * whose k is v (the last such).  With when, the fact counts only in an
+ * event whose string at when is one of when_equals.  is_error alone takes
+ * equals: a string flag, the run failed when its value is one of them.
+ */
+struct agent_desc_path {
+	const char *path;
+	const char *when;
+	const char *when_equals[AGENT_DESC_EQUALS + 1];	/* NULL-terminated */
+	const char *equals[AGENT_DESC_EQUALS + 1];
 };
 
 struct agent_desc {
@@ -43,13 +60,14 @@ struct agent_desc {
 	const char *const *commands;
 	size_t n_commands;
 	enum agent_format format;
-	const char *result, *is_error, *error, *status, *session;
+	struct agent_desc_path result, is_error, error, status, session;
 	struct {
-		const char *input, *output, *cache_read, *cache_write, *cost,
-		    *turns;
+		struct agent_desc_path input, output, cache_read, cache_write,
+		    cost, turns;
 	} usage;
 	struct {
-		const char *name, *input, *id, *result, *result_id, *is_error;
+		struct agent_desc_path name, input, id, result, result_id,
+		    is_error;
 	} tool;
 	const struct agent_desc_rule *rules;
 	size_t n_rules;

@@ -58,6 +58,16 @@ enum cb_outcome {
 enum cb_event_kind { EV_STATE_CHANGE, EV_PROGRESS, EV_ERROR, EV_RESET, EV_SKIP,
 	EV_TRIP };
 
+/*
+ * Why the circuit opened, for what its half-open trial must disprove
+ * (SPEC §11): no progress (only progress closes it), errors (consecutive,
+ * the same error or task, a fatal class: a success or progress closes
+ * it), a limit (a usage limit or a spend window: any run that does not
+ * hit it again closes it).  CAUSE_NONE: CLOSED, tripped, or a file of an
+ * older cbexec (then a success or progress closes it, as before).
+ */
+enum cb_cause { CAUSE_NONE, CAUSE_NO_PROGRESS, CAUSE_ERRORS, CAUSE_LIMIT };
+
 /* One history entry.  from/to are -1 for events that are not transitions. */
 struct cb_event {
 	double ts;		/* epoch seconds */
@@ -74,6 +84,11 @@ struct cb_event {
 				 * CB_EVENT_TASK_MAX bytes; else NULL */
 	char hash[65];		/* error events: the error fingerprint; else
 				 * "" (also in older files) */
+	char *unknown;		/* members a newer cbexec wrote into the
+				 * event, as the store read them; opaque
+				 * here, written back unchanged; or NULL */
+	int complete;		/* run events: the run reported completion
+				 * (STATUS: COMPLETE, EXIT_SIGNAL: true) */
 };
 
 /* What a skip gives up (SPEC §9). */
@@ -150,6 +165,7 @@ struct cb_state {
 	} last_error;
 	double opened_at;		/* epoch seconds; < 0 means null */
 	char *open_reason;
+	enum cb_cause open_cause;	/* what a trial must disprove */
 	enum cb_outcome outcome;
 	char *guidance;
 	struct cb_skip *skips;		/* skipped_phases and skipped_tasks, with
@@ -176,6 +192,8 @@ struct cb_state {
 	double last_success_at;		/* end of the last successful run */
 	double last_run_seconds;	/* how long the last run took; < 0: not
 					 * known (older files, --record) */
+	int complete;			/* the last run reported completion:
+					 * the work is done (SPEC §11) */
 	struct cb_limits limits;	/* what the last run was judged by, for
 					 * --status; all 0: not recorded */
 	struct cb_usage spent;		/* over the circuit's lifetime */
@@ -186,6 +204,10 @@ struct cb_state {
 	/* the windows the last run was held to, for --status; 0: none */
 	double cost_window, cost_window_span;
 	double tokens_window, tokens_window_span;
+	char *unknown;			/* members a newer cbexec wrote, as the
+					 * store read them (SPEC §11): opaque
+					 * here, never looked at, written back
+					 * unchanged; or NULL */
 };
 
 /* A finished run as the breaker sees it. */
@@ -211,6 +233,7 @@ struct cb_run {
 	int unseen;			/* its end was never seen (its cbexec
 					 * was killed, SPEC §11): it made no
 					 * progress, yet counts none either */
+	int complete;			/* its status reported completion */
 };
 
 struct cb_transition {
@@ -237,6 +260,9 @@ const char *class_name(enum cb_class c);	/* "success", ... */
 int class_from_name(const char *s, enum cb_class *c);	/* 0 / -1 */
 const char *skip_kind_name(enum cb_skip_kind k);	/* "phase", "task" */
 int skip_kind_from_name(const char *s, enum cb_skip_kind *k);
+/* "no_progress", "errors", "limit"; NULL for CAUSE_NONE. */
+const char *cause_name(enum cb_cause c);
+int cause_from_name(const char *s, enum cb_cause *c);	/* 0 / -1 */
 
 /* The built-in limits (3, 5, 2, 5, 3, 1, 0, 100). */
 void breaker_default_limits(struct cb_limits *l);
@@ -372,6 +398,8 @@ struct cb_account {
 	long generation;		/* writes so far */
 	long total_opens;
 	double updated_at;		/* < 0 null */
+	char *unknown;			/* members a newer cbexec wrote, kept as
+					 * read (opaque here); or NULL */
 };
 
 /* What breaker_gate_admit() decided. */

@@ -65,6 +65,7 @@ struct options {
 	size_t capture_bytes;
 	int no_capture_stdout, keep_orphans;
 	int exit_open, exit_stuck, exit_abort, exit_busy;
+	int exit_complete;	/* --exit-codes complete=N: 0 by default */
 	char *agent;			/* --agent NAME or "none"; NULL: detect */
 	/* spend caps (SPEC §9), 0: none: per run, and per circuit over a
 	 * rolling window of *_span seconds */
@@ -105,7 +106,8 @@ struct options {
 	char *store_password;		/* --store-password-file's or
 					 * CBEXEC_STORE_PASSWORD; NULL: the
 					 * URL's */
-	char *store_ca, *store_cert, *store_key;	/* TLS */
+	char *store_ca, *store_cert, *store_key;	/* rediss://, etcds:// */
+	int store_replicas;		/* --store-replicas: WAIT for N */
 	/* origin of each option, by option id (see cli.c) */
 	unsigned char origin[128];
 };

@@ -22,7 +22,11 @@ enum cb_exit {
 	CB_EXIT_ERROR = 125,
 	CB_EXIT_NOEXEC = 126,
 	CB_EXIT_NOTFOUND = 127,
-	CB_EXIT_SIGNAL = 128		/* plus the signal number */
+	CB_EXIT_SIGNAL = 128,		/* plus the signal number */
+	/* The run reported completion (STATUS: COMPLETE, EXIT_SIGNAL:
+	 * true): never an exit status itself, main() maps it to 0 or to
+	 * --exit-codes complete=N (SPEC §11). */
+	CB_EXIT_COMPLETE = 256
 };
 
 /* Which state file, and how people should name the circuit. */
@@ -44,8 +48,20 @@ int driver_run(struct options *o, const struct circuit *c);
  * working directory's .cbexec/config.json if approved (a notice when it
  * is not).  0, or -1 with the message in err. */
 int config_implicit(struct options *o, char *err, size_t len);
-/* --allow-config [FILE]: approve FILE's present content; exit status. */
+/* --allow-config [FILE]: approve FILE's present content; exit status.
+ * Refused (125) inside a run of cbexec and while one goes on. */
 int config_allow(const struct options *o);
+/*
+ * Only the operator approves (allow.c): allow_guard_begin() registers
+ * this invocation's runs as going on, before the first; allow_guard_end()
+ * revokes every approval written since, saying so to r, and ends the
+ * registration.  allow_log_notes(): what config_implicit() said on
+ * stderr (an approved config gone, approvals revoked), into r's log.
+ */
+struct reporter;
+void allow_guard_begin(void);
+void allow_guard_end(struct reporter *r);
+void allow_log_notes(struct reporter *r);
 
 /* --status, --history, --reset-circuit, --trip, --skip, --unskip. */
 int ops_status(const struct options *o, const struct circuit *c);

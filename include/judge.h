@@ -158,6 +158,9 @@ int progress_git(char hex[DIGEST_HEX_LEN + 1]);
 /* The same, leaving out the untracked file skip (the status file, when
  * the state lives in the work tree); skip may be NULL. */
 int progress_git_except(char hex[DIGEST_HEX_LEN + 1], const char *skip);
+/* Why the last git fingerprint failed, when known (a file git would
+ * block on, the deadline), else NULL. */
+const char *progress_git_error(void);
 
 /*
  * "files" fingerprint: path, size, mtime, mode of every file under the

@@ -67,6 +67,7 @@ struct run_report {
 	int progress;
 	int ignored;			/* CB_IGNORED_*, 0: counted */
 	int stopped;			/* by a spend cap or a tool-call loop */
+	int complete;			/* its status reported completion */
 	const struct classification *c;
 	const struct cb_usage *usage;	/* what the agent said it used, or
 					 * NULL (no agent) */
@@ -74,7 +75,8 @@ struct run_report {
 
 /*
  * One log line per run on stderr ("cbexec[NAME]: run 3 exited 1 after
- * 2.41s: recoverable build_error: <msg>") and a "run" object in the log.
+ * 2.41s: recoverable build_error: <msg>", "... exited 0 after 2.41s:
+ * complete") and a "run" object in the log ("complete": true or false).
  */
 void report_run(struct reporter *r, const struct run_report *rr);
 
@@ -113,6 +115,12 @@ void report_transition(struct reporter *r, const struct cb_transition *t,
 /* An operator event (reset, trip, skip, guidance) in the log and, unless
  * quiet, on stderr. */
 void report_event(struct reporter *r, const char *event, const char *reason);
+/* What the operator must hear of even under -q (an approval revoked, an
+ * approved config gone): "cbexec: MSG" on stderr unless silent (-qq),
+ * and an object of event with MSG as its reason in the log.  With
+ * logged set, MSG was said on stderr already: only the log. */
+void report_notice(struct reporter *r, const char *event, const char *msg,
+    int logged);
 
 /*
  * The ---CIRCUIT_BREAKER_OPEN--- block on stderr and in the log.  st is the

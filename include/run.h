@@ -176,6 +176,12 @@ int child_reap(pid_t pid, int *status);
  * (nothing it started outlives it).  The helper is reaped: CHILD_EXITED
  * with *status, CHILD_TIMEOUT, CHILD_INTERRUPTED, or -1.
  */
+/* The end of --budget (mono_now() clock, 0: none), set once per
+ * invocation: child_wait() never waits past it, whatever deadline it is
+ * given.  child_bound(at): at (0: none), or the budget's end when that
+ * is sooner. */
+void child_budget(double deadline);
+double child_bound(double at);
 /* While child_wait() waits, fn(arg) is called at least every `every`
  * seconds (a shared store's lease kept alive through git, --progress-cmd
  * and the hook); fn NULL: none. */

@@ -69,12 +69,13 @@ struct store_cfg {
 	double timeout;		/* --store-timeout: connect and each command */
 	const char *password;	/* CBEXEC_STORE_PASSWORD or
 				 * --store-password-file; NULL: the URL's */
-	const char *ca, *cert, *key;	/* --store-ca, --store-cert,
-					 * --store-key (TLS) */
 	/* How a wait for the store polls: poll(2) on n fds that returns -2
 	 * at once when an operator signal comes (the run engine's
 	 * sup_poll()); NULL: poll(2) itself. */
 	int (*poll)(struct pollfd *fds, int n, int ms);
+	const char *ca, *cert, *key;	/* --store-ca, --store-cert,
+					 * --store-key (rediss://, etcds://) */
+	int replicas;		/* --store-replicas: WAIT for them */
 };
 
 /*
@@ -93,18 +94,28 @@ struct store_run {
 };
 
 /*
- * Check a --store URL: its scheme names a backend (redis://, unix://)
- * and the rest is what that backend takes.  0 with the URL without its
+ * Check a --store URL: its scheme names a backend (redis://, rediss://,
+ * unix://) and the rest is what that backend takes
+ * (redis[s]://[user[:password]@]host[:port][/db], unix:///path.sock[?db=N]).  0 with the URL without its
  * password in label (label may be NULL), or -1 with what is wrong in err.
  */
 int store_url_check(const char *url, char *label, size_t labellen,
     char *err, size_t errlen);
+/*
+ * Where a --store URL's password is, as the store reads the URL: 1 with
+ * its first byte's offset in url and its length (as written, %XX and
+ * all), or 0 when it has none (or is no URL store_url_check accepts).
+ */
+int store_url_password(const char *url, size_t *off, size_t *len);
 
 /*
  * Open a handle (*st, NULL on failure): the backend of cfg->url's scheme
  * (none: the file store), connected within cfg->timeout for a shared
  * store (authenticated, its clock read).  0; -1 with err naming the store
- * (unreachable, refuses us); -3 when an operator signal ended the wait.
+ * (unreachable); -2 with err when the store answered and refused us (a
+ * replica, a certificate, a password) or the settings cannot work (never
+ * a reason to fall back to a local state); -3 when an operator signal
+ * ended the wait.
  */
 int store_open(struct store **st, const struct store_cfg *cfg, char *err,
     size_t errlen);

@@ -31,6 +31,8 @@ remap(const struct options *o, int code)
 		return o->exit_abort;
 	case CB_EXIT_BUSY:
 		return o->exit_busy;
+	case CB_EXIT_COMPLETE:
+		return o->exit_complete;
 	default:
 		return code;
 	}

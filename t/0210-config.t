@@ -54,7 +54,7 @@ cat > rules.json <<'J'
 ]}
 J
 cb --config rules.json --state r1.json -- echo '{"is_error": true}' >/dev/null
-is "$?" 0 "rule on exit 0: the exit status stays 0"
+is "$?" 1 "rule on exit 0: a failure never exits 0, 1 (SPEC §11)"
 is "$(jget r1.json last_error.type)" agent_error "rule on exit 0: counted as an error"
 is "$(jget r1.json consecutive_errors)" 1 "rule on exit 0: consecutive_errors 1"
 cb --config rules.json --state r2.json -- echo '{"is_error": false, "result": "error: none"}' >/dev/null

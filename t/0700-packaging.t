@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 # What a packager relies on: CPPFLAGS and LDFLAGS reach every compile and
 # link, libcrypto is named in an ELF dlopen note and loaded on the first
-# SHA-256 (a clear message without it), libcurl too for an etcd store, a plain make names the missing
+# SHA-256 (a clear message without it), libssl too for rediss:// only, libcurl for an etcd store only, a plain make names the missing
 # libraries before it compiles anything, the test runner keeps cbexec's
 # stderr out of prove's report unless a test fails, the man page formats
 # without groff warnings, and the systemd example names no install prefix.
@@ -25,9 +25,10 @@ ok "$(printf '%s\n' "$link" | grep -q -- '-lcrypto'; [ $? -ne 0 ]; echo $?)" \
 like "$(printf '%s\n' "$compiles" | head -1)" '-D_GNU_SOURCE' \
 	"cbexec's own preprocessor flags are kept beside the packager's"
 
-# What a packager sees instead of a NEEDED entry: the ELF dlopen note
+# What a packager sees instead of a NEEDED entry: the ELF dlopen notes
 # (https://systemd.io/ELF_DLOPEN_METADATA/), naming the soname of the
-# libcrypto built against as required.
+# libcrypto built against as required, and libssl's (rediss:// only) and
+# libcurl's (etcd:// only) as recommended.
 if command -v readelf >/dev/null 2>&1; then
 	ok "$(readelf -d "$TOP/cbexec" | grep -q 'NEEDED.*libcrypto'; [ $? -ne 0 ]; echo $?)" \
 		"libcrypto is not among the binary's NEEDED entries"
@@ -36,28 +37,29 @@ if command -v readelf >/dev/null 2>&1; then
 	note=$(readelf -p .note.dlopen "$TOP/cbexec" | sed -n 's/^ *\[ *[0-9a-f]*\] *//p' | grep '^\[')
 	want=$(readelf -d "$(${CC:-cc} -print-file-name=libcrypto.so)" 2>/dev/null |
 	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-	# one JSON array a note
-	notes=$(printf '%s\n' "$note" | perl -MJSON::PP -ne '
-		my $n = decode_json($_);
-		print join(" ", map { "$_->{feature}=$_->{priority}:" .
-		    join(",", @{$_->{soname}}) } @$n), "\n"' 2>&1)
-	like "$notes" "^sha256=required:$want\$" "... naming libcrypto's soname ($want), required"
+	wantssl=$(readelf -d "$(${CC:-cc} -print-file-name=libssl.so)" 2>/dev/null |
+	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 	wantcurl=$(readelf -d "$(${CC:-cc} -print-file-name=libcurl.so)" 2>/dev/null |
 	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-	like "$notes" "^etcd=recommended:${wantcurl:-libcurl.so.4}\$" \
-	    "... and libcurl's (${wantcurl:-?}), recommended, for the etcd store"
+	got=$(printf '%s\n' "$note" | perl -MJSON::PP -e '
+		my @all;
+		while (<STDIN>) {
+			push @all, map { "$_->{priority}:" . join(",", @{$_->{soname}}) } @{decode_json($_)};
+		}
+		print join(" ", sort @all)' 2>&1)
+	is "$got" "recommended:${wantcurl:-libcurl.so.4} recommended:$wantssl required:$want" \
+	    "... naming libcrypto's soname ($want), required, libssl's ($wantssl) and libcurl's (${wantcurl:-?}), recommended"
 	ok "$(readelf -d "$TOP/cbexec" | grep -q 'NEEDED.*libcurl'; [ $? -ne 0 ]; echo $?)" \
 		"libcurl is not among the binary's NEEDED entries"
 else
 	skip "no readelf"; skip "no readelf"; skip "no readelf"; skip "no readelf"
-	skip "no readelf"
 fi
 like "$(cat "$TOP/README.md")" 'dh_dlopenlibdeps' "README says how a package depends on it"
 
 # Without the library: cbexec starts and a run that hashes nothing works;
 # the first SHA-256 says which library could not be loaded (125).  A copy
 # with the soname changed (same length) stands for a system without it.
-soname=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"sha256"' |
+soname=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"feature":"sha256"' |
     sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
 if [ -n "$soname" ]; then
 	gone=$(printf '%s' "$soname" | sed 's/libcrypto/libcryptX/')
@@ -78,10 +80,27 @@ else
 	skip "no soname"; skip "no soname"; skip "no soname"; skip "no soname"
 	skip "no soname"
 fi
+# Without libssl: only a rediss:// store needs it, and says so.
+ssl=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"feature":"tls"' |
+    sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
+if [ -n "$ssl" ]; then
+	gone=$(printf '%s' "$ssl" | sed 's/libssl/libssX/')
+	perl -0777 -pe "s/\Q$ssl\E/$gone/g" "$TOP/cbexec" > nossl
+	chmod +x nossl
+	./nossl -q --name ns -- true
+	is "$?" 0 "libssl missing: a run without a rediss:// store works"
+	err=$(./nossl -q --store rediss://127.0.0.1:1 --name ns -- touch ran 2>&1)
+	rc=$?
+	is "$rc:$([ -e ran ] && echo ran)" "125:" "... a rediss:// store is 125, nothing run"
+	like "$err" "^cbexec: store rediss://127.0.0.1:1/0: cannot load OpenSSL's libssl \($gone\) for TLS: $gone: cannot open shared object file" \
+		"... naming the library, before any connection"
+else
+	skip "no libssl soname"; skip "no libssl soname"; skip "no libssl soname"
+fi
 
 # The same for libcurl, which only an etcd store loads: a plain run and a
 # Redis or file store never need it; --store etcd:// says which library.
-curlso=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"etcd"' |
+curlso=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"feature":"etcd"' |
     sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
 if [ -n "$curlso" ]; then
 	gone=$(printf '%s' "$curlso" | sed 's/libcurl/libcurX/')

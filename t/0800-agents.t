@@ -85,7 +85,7 @@ is "$(st diff last_error.message)" "API Error: Connection refused — a firewall
 
 # --- exit 0 with an error inside is no success ---------------------------
 FIX=$Q/429-json cb -q --name q0 -- qwen -p x >/dev/null 2>&1
-is "$?" 0 "Qwen's [API Error: 429] result: exit status stays the command's"
+is "$?" 1 "Qwen's [API Error: 429] result with exit 0: exits 1, never 0 (SPEC §11)"
 is "$(st q0 last_error.type)/$(st q0 consecutive_errors)" "rate_limited/1" \
     "...but the run counts as a rate limit, not a success"
 

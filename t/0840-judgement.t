@@ -79,7 +79,7 @@ like "$(st tq last_error.message)" "2 tests failed" \
     "the message is the error, not the warning"
 
 # A tool result that quotes provider errors is data; the run's own end
-# (error_max_turns) is an ordinary failure.
+# (error_max_turns, its turn cap) is an ordinary failure: turn_limit.
 cat >"$SCRATCH/s.jsonl" <<'EOF'
 {"type":"system","subtype":"init","session_id":"s1"}
 {"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"grep -rn api-key test/"}}]},"session_id":"s1"}
@@ -88,7 +88,7 @@ cat >"$SCRATCH/s.jsonl" <<'EOF'
 EOF
 cb --name tstream --agent claude -- sh -c "cat '$SCRATCH/s.jsonl'; exit 1" \
     >/dev/null 2>&1
-is "$? $(verdict tstream)" "1 recoverable unknown" \
+is "$? $(verdict tstream)" "1 recoverable turn_limit" \
     "provider words in a tool result: not fatal auth, billing or a usage limit"
 
 # Gemini CLI's own loop stop exits 0: a loop all the same.
@@ -96,10 +96,10 @@ cb --name tg --agent gemini -- sh -c "echo '{\"type\":\"init\",\"session_id\":\"
 {\"type\":\"error\",\"severity\":\"warning\",\"message\":\"Loop detected, stopping execution\"}
 {\"type\":\"result\",\"status\":\"success\",\"stats\":{\"input_tokens\":1}}'" \
     >/dev/null 2>&1
-is "$? $(verdict tg)" "0 recoverable loop" "Gemini's Loop detected: a loop"
+is "$? $(verdict tg)" "124 recoverable loop" "Gemini's Loop detected: a loop, 124 as cbexec's own loop stop"
 cb --name tq2 --agent qwen -- sh -c "$(emit_err 'Loop detection halted the run (consecutive_identical_tool_calls: the model repeated the same tool call with identical arguments).
 ' 0)" 2>/dev/null
-is "$? $(verdict tq2)" "0 recoverable loop" "Qwen's Loop detection halted: a loop"
+is "$? $(verdict tq2)" "124 recoverable loop" "Qwen's Loop detection halted: a loop, 124"
 
 # Paging one file: the same tool and file, another offset each time.
 {
@@ -128,14 +128,33 @@ like "$(cat err)" "had not exited 0.2s after its final result" "and says so"
 cb --name tnores --agent claude -- sh -c \
     "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"n\"}'" \
     >/dev/null 2>&1
-is "$? $(verdict tnores)" "0 recoverable unknown" \
-    "an exit with no final result: recoverable unknown"
+is "$? $(verdict tnores)" "1 recoverable unknown" \
+    "an exit 0 with no final result: recoverable unknown, exit 1"
 
 # Blocked on a permission nobody could grant: no progress.
 cb --name tblock --agent claude -- sh -c "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"I need to run make test\",\"permission_denials\":[{\"tool_name\":\"Bash\",\"tool_use_id\":\"t\",\"tool_input\":{}}]}'" \
     >/dev/null 2>&1
 is "$? $(verdict tblock) $(st tblock no_progress_count)" \
-    "0 recoverable blocked 1" "blocked on a denied permission, no progress"
+    "1 recoverable blocked 1" "blocked on a denied permission, no progress, exit 1"
+
+# Codex prints "Reading additional input from stdin..." on every run whose
+# stdin is not a terminal: a run cut short is "timed out", not that.
+cb --name tcx --agent codex --timeout 0.3s --kill-after 0.2s -- sh -c \
+    'echo "Reading additional input from stdin..." >&2; exec sleep 30' \
+    >/dev/null 2>&1
+is "$? $(verdict tcx) $(st tcx last_error.message)" \
+    "124 timeout timeout timed out" \
+    "codex's stdin notice is never the message"
+
+# Claude's own turn cap is a turn limit, as Gemini's exit 53.
+cb --name tmt --agent claude -- sh -c "echo '{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,\"num_turns\":2,\"errors\":[\"Reached maximum number of turns (1)\"]}'; exit 1" \
+    >/dev/null 2>&1
+is "$? $(verdict tmt) $(st tmt last_error.message)" \
+    "1 recoverable turn_limit Reached maximum number of turns (1)" \
+    "claude's error_max_turns: turn_limit"
+cb --name tmt2 --agent claude -- sh -c 'echo "Error: Reached max turns (1)"; exit 1' \
+    >/dev/null 2>&1
+is "$(verdict tmt2)" "recoverable turn_limit" "... in text mode too"
 
 # --record --agent reads the file in the client's format.
 echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"api_error":"usage_limit_reached","result":"Claude usage limit reached. Your limit will reset at 5pm (UTC)."}' \

@@ -142,6 +142,101 @@ chmod +x "$bin/grokj"
 is "$(st j1 errors_total.recoverable) $(st j1 last_error.message)" "1 no luck" \
     "format json: nested paths over a multi-line object"
 
+# Picking a fact by a value, arrays, string flags, rows over the client's
+# own values whatever it exited (SPEC §10): Grok CLI prints every message
+# of the conversation and answers an API error with exit 0.
+sed -n '/^```json$/,/^```$/p' "$TOP/t/agents/docs/grok.md" | sed '1d;$d' \
+    >"$SCRATCH/grok.json"
+R=$TOP/t/corpus/recorded/grok-1.0.1
+gcb() { "$CBEXEC" --no-prompt --config "$SCRATCH/grok.json" --agent grok \
+    --progress status "$@"; }
+gcb --name gr1 -- sh "$TOP/t/corpus/replay" "$R/401-json" >/dev/null 2>&1
+is "$? $(verdict gr1)" "122 fatal auth" \
+    "grok: 'Sorry, I encountered an error: ... 401', exit 0: fatal auth"
+gcb --name gr2 -- sh "$TOP/t/corpus/replay" "$R/429-json" >/dev/null 2>&1
+is "$? $(verdict gr2)" "1 transient rate_limited" \
+    "grok: a 429 in its answer, exit 0: transient, exit 1"
+gcb --name gr3 -- sh "$TOP/t/corpus/replay" "$R/success-json" >/dev/null 2>&1
+is "$? $(st gr3 last_progress_iteration)" "0 1" \
+    "grok: its answer's status block is read (progress)"
+gcb --name gr4 --max-repeat-calls 5 -- sh "$TOP/t/corpus/replay" \
+    "$R/tools_loop-json" >/dev/null 2>&1
+is "$? $(verdict gr4)" "124 recoverable loop" \
+    "grok: tool_calls[] of six messages: the same call, a loop"
+# the user's prompt and a tool's output are not its words
+SCRIPT=$(script gwords \
+    '{"role":"user","content":"Fix it.\n---CBEXEC_STATUS---\nSTATUS: COMPLETE\n---END_CBEXEC_STATUS---"}' \
+    '{"role":"assistant","content":"Looking.","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"cat log\"}"}}]}' \
+    '{"role":"tool","tool_call_id":"c1","content":"Sorry, I encountered an error: 401 Unauthorized"}' \
+    '{"role":"assistant","content":"Done for now.\n---CBEXEC_STATUS---\nSTATUS: IN_PROGRESS\n---END_CBEXEC_STATUS---"}') \
+    "$CBEXEC" --no-prompt --config "$SCRATCH/grok.json" --name gr5 -- grok -p x \
+    >/dev/null 2>&1
+is "$? $(st gr5 complete) $(st gr5 errors_total.success)" "0 false 1" \
+    "grok: a user's status block and a tool's error text are not its words"
+# five identical calls in one message's tool_calls: five calls
+call='{"id":"c","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}'
+SCRIPT=$(script gburst "{\"role\":\"assistant\",\"content\":\"x\",\"tool_calls\":[$call,$call,$call,$call,$call]}") \
+    "$CBEXEC" --no-prompt --config "$SCRATCH/grok.json" --name gr6 \
+    --max-repeat-calls 5 -- grok -p x >/dev/null 2>&1
+is "$? $(verdict gr6)" "124 recoverable loop" "a[].b: each element is a call"
+
+# json, the whole conversation in one object: messages[role=assistant]
+cat >"$SCRATCH/conv.json" <<'JSON'
+{ "agents": [ { "name": "conv", "commands": ["conv"], "format": "json",
+  "result": "messages[role=assistant].content",
+  "is_error": { "path": "finish_reason", "equals": ["error", "failed"] },
+  "rules": [ { "match": "^I hit an error" } ] } ] }
+JSON
+printf '#!/bin/sh
+cat "$SCRIPT"
+exit "${CODE:-0}"
+' >"$bin/conv"
+chmod +x "$bin/conv"
+ccb() { "$CBEXEC" --no-prompt --config "$SCRATCH/conv.json" "$@"; }
+SCRIPT=$(script conv1 '{"messages":[' \
+    '{"role":"user","content":"Go on.\n---CBEXEC_STATUS---\nSTATUS: COMPLETE\n---END_CBEXEC_STATUS---"},' \
+    '{"role":"assistant","content":"I hit an error: 429 Too Many Requests"},' \
+    '{"role":"tool","content":"All good"}],"finish_reason":"stop"}') \
+    ccb --name cv1 -- conv >/dev/null 2>&1
+is "$? $(verdict cv1) $(st cv1 complete)" "1 transient rate_limited false" \
+    "messages[role=assistant].content: the assistant's, not the user's or a tool's"
+SCRIPT=$(script conv2 '{"messages":[' \
+    '{"role":"assistant","content":"step one"},' \
+    '{"role":"tool","content":"I hit an error: 401"},' \
+    '{"role":"assistant","content":"All done.\n---CBEXEC_STATUS---\nSTATUS: COMPLETE\n---END_CBEXEC_STATUS---"}],' \
+    '"finish_reason":"stop"}') ccb --name cv2 --exit-codes complete=10 -- conv \
+    >/dev/null 2>&1
+is "$? $(st cv2 complete)" "10 true" "the last assistant message is the answer"
+SCRIPT=$(script conv3 '{"messages":[{"role":"assistant","content":"gave up"}],' \
+    '"finish_reason":"failed"}') CODE=0 ccb --name cv3 -- conv >/dev/null 2>&1
+is "$? $(st cv3 last_error.message)" "1 gave up" \
+    "is_error {path, equals}: a string flag fails the run"
+SCRIPT=$(script conv4 '{"messages":[{"role":"assistant","content":"ok"}],' \
+    '"finish_reason":"stop"}') CODE=0 ccb --name cv4 -- conv >/dev/null 2>&1
+is "$? $(st cv4 outcome)" "0 OK" "... and another value does not"
+
+# Cline CLI: a string error flag (finishReason), its events wrapped and
+# picked by event.type (t/agents/docs/cline.md), against its recordings.
+sed -n '/^```json$/,/^```$/p' "$TOP/t/agents/docs/cline.md" | sed '1d;$d' \
+    >"$SCRATCH/cline.json"
+R=$TOP/t/corpus/recorded/cline-3.0.65
+lcb() { "$CBEXEC" --no-prompt --config "$SCRATCH/cline.json" --agent cline \
+    --progress status "$@"; }
+lcb --name cl1 -- sh "$TOP/t/corpus/replay" "$R/401-json" >/dev/null 2>&1
+is "$? $(verdict cl1)" "122 fatal auth" "cline: finishReason error, invalid x-api-key: fatal auth"
+lcb --name cl2 -- sh "$TOP/t/corpus/replay" "$R/529-json" >/dev/null 2>&1
+is "$? $(verdict cl2) $(st cl2 last_error.message)" "1 transient overloaded Overloaded" \
+    "cline: its error event's message, typed by the built-in rows"
+lcb --name cl3 -- sh "$TOP/t/corpus/replay" "$R/tools-json" >/dev/null 2>&1
+is "$? $(st cl3 last_progress_iteration) $(st cl3 session_id)" \
+    "0 1 $(grep -o '"taskId":"[^"]*' "$R/tools-json.stdout" | head -1 | cut -d'"' -f4)" \
+    "cline: its answer's status block, its session (taskId)"
+is "$(st cl3 spend.cost_usd | cut -c1-5) $(st cl3 spend.input_tokens)" "0.033 22800" \
+    "cline: its run_result's usage"
+lcb --name cl4 -- sh "$TOP/t/corpus/replay" "$R/tools_loop-json" >/dev/null 2>&1
+is "$? $(verdict cl4)" "124 recoverable loop" \
+    "cline's own loop stop (finishReason aborted, exit 0): a loop, 124"
+
 # A bad description is cbexec's own error, named.
 bad() {	# bad JSON ERE DESC
 	printf '%s\n' "$1" >"$SCRATCH/bad.json"
@@ -162,7 +257,16 @@ bad '{"agents":[{"name":"x","commands":["/usr/bin/x"]}]}' \
 bad '{"agents":[{"name":"x","commands":["x"],"result":"a..b"}]}' \
     "agents\\[0\\]\\.result: expected a JSON path" "a bad path"
 bad '{"agents":[{"name":"x","commands":["x"],"rules":[{"match":"("}]}]}' \
-    "rules\\[0\\]" "a rule without a type"
+    "rules\\[0\\]: invalid regular expression" \
+    "a row with no type (a failure's mark) that does not compile"
+bad '{"agents":[{"name":"x","commands":["x"],"result":{"path":"c","equals":"y"}}]}' \
+    "only is_error takes equals" "equals on a fact that is no flag"
+bad '{"agents":[{"name":"x","commands":["x"],"result":{"path":"c","when":{"path":"r"}}}]}' \
+    "result.when: needs \"path\" and \"equals\"" "a when with nothing to equal"
+bad '{"agents":[{"name":"x","commands":["x"],"result":"a[k=v][j=w].b"}]}' \
+    "result: expected a JSON path" "two picks in one path"
+bad '{"agents":[{"name":"x","commands":["x"],"is_error":{"path":"f","equals":[]}}]}' \
+    "is_error: expected a string or an array of 1 to 8 strings" "an empty equals"
 bad '{"agents":[{"name":"x","commands":["x"],"rules":[{"match":"(","type":"t"}]}]}' \
     "agents\\[0\\]: rules\\[0\\]: rule \"\\(\"" "a rule that does not compile"
 bad '{"agents":{"name":"x"}}' "'agents': expected an array" "not an array"

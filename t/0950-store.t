@@ -19,7 +19,7 @@ is "$rc" 125 "a port out of range: 125"
 like "$(head -1 err)" '^cbexec: invalid --store URL: the port' "says what is wrong"
 is "$(grep -c s3cret err)" 0 "never repeats the password"
 for bad in 'http://h' 'redis://' 'redis://h/x' 'unix://rel.sock' \
-    'unix:///s?db=x' 'redis://user@h'; do
+    'unix:///s?db=x' 'redis://@h' 'rediss://' 'redis://u:p@h:0'; do
 	"$CBEXEC" --store "$bad" --name x -- true >out 2>err; rc=$?
 	is "$rc:$(head -1 err | cut -c1-27)" "125:cbexec: invalid --store URL" \
 	    "malformed URL '$bad': 125, one line"
@@ -91,13 +91,15 @@ fi
 
 # ---- the lease is renewed through a run longer than it ----
 # Under valgrind the second invocation alone takes a second or two to
-# start: the run must outlast that.
-long=1.2
+# start: the run must outlast that.  A lease of 1 s (each store command
+# bounded by a third of it) keeps a loaded machine from failing a
+# renewal; the second invocation comes once the first lease is past.
+long=2.5
 [ -n "$UNDER_VALGRIND" ] && long=6
-"$CBEXEC" $S --store-lease 300ms --name long -- sh -c "touch started; sleep $long" \
+"$CBEXEC" $S --store-lease 1s --name long -- sh -c "touch started; sleep $long" \
     2>err & p=$!
 poll_until 5 test -e started
-sleep 0.5
+sleep 1.2
 "$CBEXEC" $S --name long -- true 2>err2; rc=$?
 is "$rc" 123 "past the lease the holder still has it (renewed): BUSY"
 like "$(cat err2)" "busy: another cbexec holds its lease in unix://" \
@@ -133,7 +135,7 @@ conns = []
 while True:
     c, _ = s.accept(); conns.append(c)
 ' silent.port & silent=$!
-poll_until 5 test -s silent.port
+poll_until "$HELPER_START" test -s silent.port
 t0=$(ms)
 "$CBEXEC" --store "redis://127.0.0.1:$(cat silent.port)" --store-timeout 300ms \
     --name x -- touch ran-x 2>err; rc=$?

@@ -113,6 +113,15 @@ if [ -n "$UNDER_VALGRIND" ]; then
 else
 	ok "$(grep -c cbpw penv.out)" "nor left in cbexec's own environment"
 fi
+W=$(echo "$ETCD_URL" | sed 's|://|://cb:cbpw@|')
+"$CBEXEC" $VT $S --store "$W" --name u -- \
+    sh -c 'tr "\0" " " </proc/$PPID/cmdline >ppid.out' 2>err; rc=$?
+is "$rc" 0 "a password in the etcds:// URL works"
+if [ -n "$UNDER_VALGRIND" ]; then
+	skip "it is not in cbexec's arguments as the command reads them (valgrind)"
+else
+	ok "$(grep -c cbpw ppid.out)" "it is not in cbexec's arguments as the command reads them"
+fi
 printf 'cbpw\n' >pw
 chmod 600 pw
 "$CBEXEC" $VT $S --store "$U" --store-password-file pw --name u -- true 2>err

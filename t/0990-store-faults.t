@@ -26,7 +26,7 @@ proxy() {
 	echo pass >"$1.mode"
 	python3 "$T_DIR/storeproxy.py" "$1.port" "$REDIS_PORT" "$1.mode" &
 	echo $! >>proxies
-	poll_until 5 test -s "$1.port" || { echo "Bail out! no proxy"; exit 1; }
+	poll_until "$HELPER_START" test -s "$1.port" || { echo "Bail out! no proxy"; exit 1; }
 	PROXY_PORT=$(cat "$1.port")
 }
 trap 'for p in $(cat proxies 2>/dev/null); do kill $p 2>/dev/null; done
@@ -35,7 +35,7 @@ trap 'for p in $(cat proxies 2>/dev/null); do kill $p 2>/dev/null; done
 # fault NAME MODE: proxy NAME in MODE, once it says so.
 fault() {
 	echo "$2" >"$1.mode"
-	poll_until 5 sh -c '[ "$(cat "$1.mode.now" 2>/dev/null)" = "$2" ]' sh \
+	poll_until 20 sh -c '[ "$(cat "$1.mode.now" 2>/dev/null)" = "$2" ]' sh \
 	    "$1" "$2" || { echo "Bail out! proxy $1 not in $2"; exit 1; }
 }
 
@@ -176,7 +176,7 @@ while True:
 open("dns.tmp", "w").write(a + "\n")
 __import__("os").rename("dns.tmp", "dns.up")
 while True: s.recv(4096)' & echo $! >>proxies
-	poll_until 5 test -s dns.up
+	poll_until "$HELPER_START" test -s dns.up
 	printf 'nameserver %s\noptions timeout:5 attempts:3\n' "$(cat dns.up)" >resolv
 	t0=$(ms)
 	unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf &&
@@ -212,10 +212,16 @@ fault hold pass
 # ---- a slow renewal never stalls the command's output ----
 proxy slow
 fault slow "delay 250"
+# The reader says when it reads (a slow python3 would otherwise find every
+# line waiting in the pipe, and measure nothing); the command waits for it.
+rm -f gap.ready
 { ./host 1 --store "redis://:$PW@127.0.0.1:$PROXY_PORT/0" --store-lease 6s \
-    --store-timeout 2s --name slow -- sh -c 'i=0; while [ $i -lt 80 ]; do
-	echo $i; sleep 0.04; i=$((i + 1)); done' 2>err; echo $? >rc; } |
+    --store-timeout 2s --name slow -- sh -c 'i=0
+	while [ ! -e gap.ready ] && [ $i -lt $(($1 * 50)) ]; do sleep 0.02; i=$((i + 1)); done
+	i=0; while [ $i -lt 80 ]; do
+	echo $i; sleep 0.04; i=$((i + 1)); done' sh "$HELPER_START" 2>err; echo $? >rc; } |
     python3 -c 'import sys, time
+open("gap.ready", "w").close()
 last, gap, n = None, 0.0, 0
 for line in sys.stdin:
     t = time.monotonic()
@@ -301,14 +307,14 @@ is "$rc" 0 "a git slower than the lease: the lease is renewed and the run goes"
 # ---- replies that are not what the script gives ----
 for how in integer status; do
 	python3 "$T_DIR/fakeredis.py" "fake-$how.port" $how & echo $! >>proxies
-	poll_until 5 test -s "fake-$how.port"
+	poll_until "$HELPER_START" test -s "fake-$how.port"
 	./host 1 --store "redis://127.0.0.1:$(cat fake-$how.port)/0" --name wt -- \
 	    touch ran-$how 2>err; rc=$?
 	is "$rc:$([ -e ran-$how ] && echo ran)" "125:" "a lock reply of type $how: 125, nothing run"
 	like "$(cat err)" "unexpected reply" "said"
 done
 python3 "$T_DIR/fakeredis.py" fake-huge.port huge & echo $! >>proxies
-poll_until 5 test -s fake-huge.port
+poll_until "$HELPER_START" test -s fake-huge.port
 ./host 1 --store "redis://127.0.0.1:$(cat fake-huge.port)/0" --store-timeout 5s \
     --name wt -- touch ran-huge 2>err; rc=$?
 is "$rc:$([ -e ran-huge ] && echo ran)" "125:" "a 64 MiB reply: 125, nothing run"

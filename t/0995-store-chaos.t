@@ -36,7 +36,7 @@ for h in 1 2 3; do
 	echo pass >p$h.mode
 	python3 "$T_DIR/storeproxy.py" p$h.port "$REDIS_PORT" p$h.mode &
 	echo $! >>pids
-	poll_until 5 test -s p$h.port || { echo "Bail out! no proxy"; exit 1; }
+	poll_until "$HELPER_START" test -s p$h.port || { echo "Bail out! no proxy"; exit 1; }
 done
 
 # The command: the circuit's one run at a time, or it says "overlap".

@@ -8,7 +8,9 @@
  * going on from there as time passes: output with ages and clock times
  * comes out the same on every run.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/time.h>

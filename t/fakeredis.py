@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: ISC
-"""Not Redis: a loopback server that answers AUTH, SELECT, PING and TIME
-as Redis does and every other command the wrong way, for the store's
+"""Not Redis: a loopback server that answers HELLO, AUTH, SELECT, PING and
+TIME as Redis does and every other command the wrong way, for the store's
 reply tests (t/0990-store-faults.t).
 
     fakeredis.py PORTFILE MODE
@@ -57,6 +57,13 @@ def serve(c):
             cmd = w[0].upper()
             if cmd in (b"AUTH", b"SELECT", b"PING"):
                 c.sendall(b"+OK\r\n")
+            elif cmd == b"HELLO":
+                f = [b"server", b"redis", b"version", b"7.0.0", b"proto",
+                     b"2", b"id", b"1", b"mode", b"standalone", b"role",
+                     b"master"]
+                c.sendall(b"*%d\r\n" % (len(f) + 2) + b"".join(
+                    b"$%d\r\n%s\r\n" % (len(x), x) for x in f) +
+                    b"$7\r\nmodules\r\n*0\r\n")
             elif cmd == b"TIME":
                 t = time.time()
                 s, us = str(int(t)).encode(), str(int(t % 1 * 1e6)).encode()

@@ -21,8 +21,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-/* Each of open/open64 and the like is wrapped on its own: a build that
- * asks for 64-bit offsets would make the names one. */
+/* Built with the project's CPPFLAGS, whose pkg-config part may say
+ * -D_FILE_OFFSET_BITS=64: that makes <fcntl.h> rename open to open64,
+ * and the two definitions below would be one symbol defined twice.  Each
+ * is defined here under its own name. */
 #undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <errno.h>

@@ -58,6 +58,11 @@ poll_until() {
 		sleep 0.02
 	done
 }
+# How long a helper a test starts (a python3 server or proxy) may take to
+# come up: generous, for a python3 that is a version manager's shim (2-3 s
+# to start, more on a loaded machine).  Only a helper that never comes up
+# waits this long.
+HELPER_START=${CBEXEC_HELPER_START:-60}
 alive() { kill -0 "$1" 2>/dev/null; }
 dead() { ! kill -0 "$1" 2>/dev/null; }
 # jget FILE PATH: a JSON value by dotted path (a.b.0), printed plainly;

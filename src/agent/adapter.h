@@ -122,6 +122,7 @@ struct agent_run {
 	int text_seen;			/* the event had its K_TEXT field */
 	char note[160];			/* a figure cut to its bound: which */
 	int finished;			/* run_final() was called */
+	char tool[64];			/* the last tool called, its name */
 	char asked[64];			/* the last tool call asked a person
 					 * (request_user_input, ...): its
 					 * name; "" after any other call */

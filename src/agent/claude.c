@@ -12,7 +12,9 @@
  * carries the limit's reset time as epoch seconds (resetsAt), a synthetic
  * assistant message with the error when a request finally failed, and
  * tool_use blocks.  In text mode the error is the line on stdout, which
- * the classifier reads since the agent is known.
+ * the classifier reads since the agent is known.  Its own turn cap
+ * (--max-turns) ends with subtype "error_max_turns" and the words in
+ * "errors": type turn_limit, as Gemini's exit 53.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +25,7 @@ enum {
 	TYPE, SUBTYPE, IS_ERROR, STATUS, API_ERROR, ERROR, SESSION, TURNS,
 	COST, IN, OUT, CREAD, CWRITE, RL_STATUS, RL_RESETS, DELAY, ERR_STATUS,
 	ATTEMPT, MAX_RETRIES, BLOCK, TOOL, INPUT, SYNTHETIC, MSG_ID, CALL_ID,
-	RES_ID, RESULT, RES_ERROR, DENIED
+	RES_ID, RESULT, RES_ERROR, DENIED, ERRORS
 };
 
 static const struct field fields[] = {
@@ -62,6 +64,17 @@ static const struct field fields[] = {
 	{ "permission_denials.tool_name", DENIED, K_STR },
 	{ "is_api_error_message", SYNTHETIC, K_BOOL },
 	{ "message.id", MSG_ID, K_STR },
+	{ "errors", ERRORS, K_STR },
+};
+
+/*
+ * Its own words for its own stops (text mode prints them as "Error: ..."
+ * on stdout): its turn cap (--max-turns) ends a run short of the work,
+ * as Gemini's exit 53 does.
+ */
+static const struct agent_rule rules[] = {
+	{ "reached max(imum number of)? turns", "turn_limit",
+	    CB_CLASS_RECOVERABLE },
 };
 
 /* The transient type of an api_retry line, or NULL. */
@@ -129,13 +142,19 @@ result(struct agent_run *r)
 	const char *text = event_text(r), *sub = sv(r, SUBTYPE);
 	char msg[256];
 
-	if (sb(r, IS_ERROR) == 1) {
-		/* an error with no text, as error_max_turns: its subtype */
-		run_error(r, *text != '\0' ? text : sub != NULL ? sub :
-		    "is_error", sn_status(r, STATUS));
+	if (sb(r, IS_ERROR) == 1 || (sub != NULL &&
+	    strncmp(sub, "error_", 6) == 0)) {
+		/* an error with no text, as error_max_turns: what its
+		 * errors say, else its subtype */
+		run_error(r, *text != '\0' ? text : sv(r, ERRORS) != NULL ?
+		    sv(r, ERRORS) : sub != NULL ? sub : "is_error",
+		    sn_status(r, STATUS));
 		if (is(r, API_ERROR, "usage_limit_reached")) {
 			r->type = "usage_limit";
 			r->cls = CB_CLASS_TRANSIENT;
+		} else if (is(r, SUBTYPE, "error_max_turns")) {
+			r->type = "turn_limit";
+			r->cls = CB_CLASS_RECOVERABLE;
 		}
 	} else {
 		run_ok(r);
@@ -211,5 +230,5 @@ static const char *const packages[] = { "@anthropic-ai/claude-code", NULL };
 
 const struct agent agent_claude = {
 	"claude", commands, packages, fields, NELEM(fields), event, object,
-	NULL, NULL, 0, answer
+	NULL, rules, NELEM(rules), answer
 };

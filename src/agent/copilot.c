@@ -7,14 +7,19 @@
  * "session.error" before it is the failure -- errorType "authentication"
  * (statusCode 401 or 403), "rate_limit" (the last model.call_failure's
  * errorCode tells an exhausted quota, insufficient_quota, or a usage
- * limit, usage_limit_reached, from a rate limit), "query" (a statusCode of
+ * limit, usage_limit_reached, from a rate limit; its errorMessage, the
+ * provider's body, gives the limit's resets_at), "query" (a statusCode of
  * 5xx, or "Could not connect to ..." with none).  Turns are
  * assistant.turn_start events; tool calls tool.execution_start and
  * _complete, matched by toolCallId; the answer is assistant.message's
- * content.  It reports premium requests, not tokens or USD.
+ * content.  A tool it may not run without asking, in a run where nobody
+ * can answer (no --allow-all-tools), completes with error.code "denied"
+ * and the run goes on to exit 0: blocked (SPEC §10).  It reports premium
+ * requests, not tokens or USD.
  * text: the answer on stdout (retry notices between its lines are no
- * verdict); the error is the first line on stderr, before the footer
- * (Changes, Duration, Tokens, "Resume copilot --resume=ID": the session).
+ * verdict), a denied tool shown as "└ Permission denied ..." under it; the
+ * error is the first line on stderr, before the footer (Changes,
+ * Duration, Tokens, "Resume copilot --resume=ID": the session).
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +27,7 @@
 #include "adapter.h"
 
 enum { TYPE, ERR_TYPE, MSG, STATUS, ERR_CODE, CALL_ID, TOOL, ARGS, SUCCESS,
-	RESULT, SESSION, EXIT };
+	RESULT, SESSION, EXIT, ERR_BODY, TOOL_ERR };
 
 static const struct field fields[] = {
 	{ "type", TYPE, K_STR },
@@ -38,6 +43,18 @@ static const struct field fields[] = {
 	{ "data.result.content", RESULT, K_RAW },
 	{ "sessionId", SESSION, K_STR },
 	{ "exitCode", EXIT, K_NUM },
+	{ "data.errorMessage", ERR_BODY, K_STR },
+	{ "data.error.code", TOOL_ERR, K_STR },
+};
+
+/* What its text mode shows under a tool it was denied (the wording of
+ * 1.0.x, and of the 0.0.3xx releases). */
+static const char *const denied_text[] = {
+	"\n  \xe2\x94\x94 Permission denied because no interactive user "
+	    "response was available",
+	"\n  \xe2\x94\x94 Permission denied and could not request permission "
+	    "from user",
+	"\xe2\x94\x94 \xe2\x9c\x97 Denied, no one to approve",
 };
 
 static const struct agent_rule rules[] = {
@@ -48,6 +65,36 @@ static const struct agent_rule rules[] = {
 
 /* r->aux: the last model.call_failure's errorCode, as a kind. */
 enum { FAIL_NONE, FAIL_QUOTA, FAIL_USAGE };
+
+/* A tool was denied and nobody can approve it: the run is blocked. */
+static void
+denied(struct agent_run *r, const char *tool)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "permission to use %s was denied and "
+	    "nobody can approve it in a headless run (--allow-all-tools, "
+	    "--allow-tool)", tool != NULL ? tool : "a tool");
+	run_client_stop(r, "blocked", CB_CLASS_RECOVERABLE, msg);
+}
+
+/* A model call failed: its kind, and the reset time its body gives
+ * ("resets_at": epoch seconds, "resets_in_seconds"). */
+static void
+call_failure(struct agent_run *r)
+{
+	struct retry_hint h;
+
+	r->aux = is(r, ERR_CODE, "insufficient_quota") ||
+	    is(r, ERR_TYPE, "insufficient_quota") ? FAIL_QUOTA :
+	    is(r, ERR_CODE, "usage_limit_reached") ||
+	    is(r, ERR_TYPE, "usage_limit_reached") ? FAIL_USAGE : FAIL_NONE;
+	/* epoch seconds and delays do not depend on the time it is now */
+	if (retry_hint(sv(r, ERR_BODY), 0, &h) == 1) {
+		r->hint.at = h.at > 1e9 ? h.at : 0;
+		r->hint.after = h.after;
+	}
+}
 
 static void
 session_error(struct agent_run *r)
@@ -98,10 +145,7 @@ event(struct agent_run *r)
 	if (strcmp(type, "session.error") == 0)
 		session_error(r);
 	else if (strcmp(type, "model.call_failure") == 0)
-		r->aux = is(r, ERR_CODE, "insufficient_quota") ||
-		    is(r, ERR_TYPE, "insufficient_quota") ? FAIL_QUOTA :
-		    is(r, ERR_CODE, "usage_limit_reached") ||
-		    is(r, ERR_TYPE, "usage_limit_reached") ? FAIL_USAGE : FAIL_NONE;
+		call_failure(r);
 	else if (strcmp(type, "assistant.turn_start") == 0) {
 		run_progress(r);
 		run_model_call(r);
@@ -111,10 +155,12 @@ event(struct agent_run *r)
 	} else if (strcmp(type, "tool.execution_start") == 0) {
 		run_progress(r);
 		run_tool(r, sv(r, CALL_ID), sv(r, TOOL), ARGS);
-	} else if (strcmp(type, "tool.execution_complete") == 0)
+	} else if (strcmp(type, "tool.execution_complete") == 0) {
 		run_tool_digest(r, sv(r, CALL_ID), result_digest(r),
 		    sb(r, SUCCESS) == 0);
-	else if (strcmp(type, "result") == 0) {
+		if (is(r, TOOL_ERR, "denied"))
+			denied(r, r->tool[0] != '\0' ? r->tool : NULL);
+	} else if (strcmp(type, "result") == 0) {
 		run_session(r, sv(r, SESSION));
 		if (sn(r, EXIT, 0) == 0)
 			run_ok(r);
@@ -138,7 +184,14 @@ finish(struct agent_run *r, const struct agent_end *e)
 	char buf[MSG_LEN];
 	size_t n;
 
-	if (r->json || e->err == NULL)
+	if (r->json)
+		return;
+	for (n = 0; r->own != NULL && n < NELEM(denied_text); n++)
+		if (strstr(r->own, denied_text[n]) != NULL) {
+			denied(r, NULL);
+			break;
+		}
+	if (e->err == NULL)
 		return;
 	if ((p = strstr(e->err, "copilot --resume=")) != NULL) {
 		n = strcspn(p + 17, " \n");

@@ -65,8 +65,8 @@ loop_stop(struct agent_run *r, const char *msg)
 static const struct agent_rule rules[] = {
 	{ "insufficient (ai )?credits|INSUFFICIENT_G1_CREDITS|"
 	  "credits are depleted", "billing", CB_CLASS_FATAL },
-	{ "exhausted your daily quota|TerminalQuotaError", "usage_limit",
-	    CB_CLASS_TRANSIENT },
+	{ "exhausted your [a-z ]{0,20}(quota|capacity)|quota will reset|"
+	  "TerminalQuotaError", "usage_limit", CB_CLASS_TRANSIENT },
 	{ "high demand|overloaded|UNAVAILABLE", "overloaded",
 	    CB_CLASS_TRANSIENT },
 	{ "RetryableQuotaError|exceeded your current quota|quota exceeded|"

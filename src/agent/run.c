@@ -695,6 +695,7 @@ run_tool(struct agent_run *r, const char *id, const char *name,
 
 	if (name == NULL)
 		return;
+	snprintf(r->tool, sizeof(r->tool), "%s", name);
 	snprintf(r->asked, sizeof(r->asked), "%s", question(name) ? name : "");
 	if (r->hooks.tool_call == NULL)
 		return;

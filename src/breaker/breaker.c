@@ -23,7 +23,10 @@
  * run, then decides at most one path: a fatal run opens the circuit at once;
  * a usage limit opens it until its reset time; a trial (trials_left > 0)
  * closes or re-opens it and nothing else, a transient failure re-opening it
- * until a later retry time;
+ * until a later retry time.  A trial closes the circuit only when it
+ * disproves why it opened (SPEC §11, open_cause): progress after no
+ * progress, a success or progress after errors, any run that does not meet
+ * the limit again after a limit;
  * otherwise progress closes a HALF_OPEN circuit, rule 3 warns and rule 4
  * trips.  A no-progress trip from CLOSED always passes through HALF_OPEN so
  * both steps are logged.  Allocation failures lose a string, never a
@@ -191,11 +194,13 @@ move_to(struct cb_state *s, const struct cb_limits *l,
 
 static void
 open_circuit(struct cb_state *s, const struct cb_limits *l,
-    struct cb_result *res, const char *reason, double now)
+    struct cb_result *res, const char *reason, enum cb_cause cause,
+    double now)
 {
 	move_to(s, l, res, CB_OPEN, reason, NULL, now);
 	s->opened_at = now;
 	breaker_set_str(&s->open_reason, reason);
+	s->open_cause = cause;
 	inc_long(&s->total_opens);
 	breaker_set_str(&s->stuck_task, NULL);
 	s->trials_left = 0;
@@ -232,7 +237,8 @@ limit_wait(struct cb_state *s, const struct cb_limits *l)
  */
 static void
 open_until(struct cb_state *s, const struct cb_limits *l,
-    struct cb_result *res, const char *what, double at, double now)
+    struct cb_result *res, const char *what, enum cb_cause cause, double at,
+    double now)
 {
 	static const char wday[7][4] = { "Sun", "Mon", "Tue", "Wed", "Thu",
 	    "Fri", "Sat" };
@@ -255,7 +261,7 @@ open_until(struct cb_state *s, const struct cb_limits *l,
 		    tm.tm_mon + 1, tm.tm_mday);
 	why = str_fmt("%s until %s%02d:%02d UTC", what, day, tm.tm_hour,
 	    tm.tm_min);
-	open_circuit(s, l, res, why, now);
+	open_circuit(s, l, res, why, cause, now);
 	s->retry_at = at;
 	res->outcome = OUT_OPEN;
 	free(why);
@@ -267,7 +273,7 @@ breaker_hold(struct cb_state *s, const struct cb_limits *l,
 {
 	res->n = 0;
 	res->outcome = OUT_OK;
-	open_until(s, l, res, what, at, now);
+	open_until(s, l, res, what, CAUSE_LIMIT, at, now);
 	s->updated_at = now;
 }
 
@@ -369,7 +375,28 @@ log_run(struct cb_state *s, const struct cb_limits *l,
 	}
 	e.progress = run->progress ? 1 : 0;
 	e.exit_code = run->exit_code;
+	e.complete = run->complete != 0;
 	breaker_add_event(s, l->history_size, &e);
+}
+
+/*
+ * Whether a trial run disproved why the circuit opened (SPEC §11): after
+ * no progress, only progress does (an agent that exits 0 while stuck
+ * must not close it); after errors, a success or progress; after a
+ * limit, any run that did not meet it again (one that did re-opened
+ * the circuit before this is asked).
+ */
+static int
+disproved(const struct cb_state *s, const struct cb_run *run)
+{
+	switch (s->open_cause) {
+	case CAUSE_NO_PROGRESS:
+		return run->progress;
+	case CAUSE_LIMIT:
+		return !run->usage_limit;
+	default:
+		return run->progress || run->cls == CB_CLASS_SUCCESS;
+	}
 }
 
 /* The trial half of rule 5: a HALF_OPEN circuit that a cooldown opened. */
@@ -379,14 +406,15 @@ trial(struct cb_state *s, const struct cb_limits *l,
 {
 	double base, cap;
 
-	if (run->progress || run->cls == CB_CLASS_SUCCESS) {
+	if (disproved(s, run)) {
 		s->trials_left = 0;
 		s->cooldown = 0;
 		/* CLOSED again: no opening is current any more. */
 		s->opened_at = -1;
 		breaker_set_str(&s->open_reason, NULL);
-		move_to(s, l, res, CB_CLOSED, "Trial run succeeded", NULL,
-		    now);
+		s->open_cause = CAUSE_NONE;
+		move_to(s, l, res, CB_CLOSED, run->progress ? "Trial run "
+		    "made progress" : "Trial run succeeded", NULL, now);
 		return;
 	}
 	if (--s->trials_left > 0)
@@ -396,7 +424,9 @@ trial(struct cb_state *s, const struct cb_limits *l,
 	base = s->cooldown > 0 ? s->cooldown : l->cooldown;
 	cap = l->cooldown > 3600 ? l->cooldown : 3600;
 	s->cooldown = 2 * base < cap ? 2 * base : cap;
-	open_circuit(s, l, res, "Trial run failed", now);
+	open_circuit(s, l, res, s->open_cause == CAUSE_NO_PROGRESS &&
+	    run->cls == CB_CLASS_SUCCESS ? "Trial run made no progress" :
+	    "Trial run failed", s->open_cause, now);
 	res->outcome = OUT_OPEN;
 }
 
@@ -406,6 +436,7 @@ check_trip(struct cb_state *s, const struct cb_limits *l, double now,
     struct cb_result *res)
 {
 	enum cb_outcome out = OUT_STUCK;
+	enum cb_cause cause = CAUSE_ERRORS;
 	const char *msg;
 	char *why;
 
@@ -421,6 +452,7 @@ check_trip(struct cb_state *s, const struct cb_limits *l, double now,
 		    plural(s->same_task_failures));
 	} else if (reached(s->no_progress_count, l->no_progress)) {
 		out = OUT_OPEN;
+		cause = CAUSE_NO_PROGRESS;
 		if (s->state == CB_CLOSED && l->half_open_after > 0)
 			half_open(s, l, res, now);
 		why = str_fmt("No progress for %d iteration%s",
@@ -432,7 +464,7 @@ check_trip(struct cb_state *s, const struct cb_limits *l, double now,
 	} else {
 		return;
 	}
-	open_circuit(s, l, res, why, now);
+	open_circuit(s, l, res, why, cause, now);
 	res->outcome = out;
 	free(why);
 	/* The task rule holds, whichever reason won: Skip gives this task
@@ -525,6 +557,7 @@ record(struct cb_state *s, const struct cb_limits *l,
 	s->updated_at = now;
 	s->last_run_at = now;
 	s->limits = *l;
+	s->complete = run->complete != 0 && !run->ignored;
 	/* An ignored exit neither counts nor spends a trial; the history
 	 * still shows that it ran. */
 	if (run->ignored) {
@@ -552,7 +585,7 @@ record(struct cb_state *s, const struct cb_limits *l,
 		if (s->state != CB_OPEN) {
 			why = str_fmt("fatal: %s", run->type != NULL &&
 			    *run->type != '\0' ? run->type : "unknown");
-			open_circuit(s, l, res, why, now);
+			open_circuit(s, l, res, why, CAUSE_ERRORS, now);
 			free(why);
 		}
 		res->outcome = OUT_ABORT;
@@ -561,18 +594,22 @@ record(struct cb_state *s, const struct cb_limits *l,
 	/* Only a caller that skipped breaker_admit() gets here. */
 	if (s->state == CB_OPEN)
 		return;
-	/* Rule 8: nothing will work before the provider's reset time; one
-	 * already past (read a little late) allows a trial at once. */
+	/* Rule 8: nothing will work before the provider's reset time.  One
+	 * already past is no reset time (SPEC §11: the limit was met after
+	 * it, so it still holds): the wait is as without one, --cooldown or
+	 * 5 minutes doubling, never a retry at once. */
 	if (run->usage_limit) {
-		open_until(s, l, res, "usage limit", run->retry_at <= 0 ?
-		    now + limit_wait(s, l) : run->retry_at > now ?
-		    run->retry_at : now, now);
+		open_until(s, l, res, "usage limit", CAUSE_LIMIT,
+		    run->retry_at > now ? run->retry_at : now + limit_wait(s, l),
+		    now);
 		return;
 	}
 	if (s->state == CB_HALF_OPEN && s->trials_left > 0) {
 		/* A trial that met a rate limit or an outage waits again,
-		 * at least as long as the provider asked. */
-		if (run->cls == CB_CLASS_TRANSIENT && !run->progress) {
+		 * at least as long as the provider asked (after a limit, a
+		 * run that did not meet it closes the circuit). */
+		if (run->cls == CB_CLASS_TRANSIENT && !run->progress &&
+		    s->open_cause != CAUSE_LIMIT) {
 			double w = limit_wait(s, l);
 
 			if (run->retry_after > w)
@@ -580,7 +617,7 @@ record(struct cb_state *s, const struct cb_limits *l,
 			if (run->retry_at > now + w)
 				w = run->retry_at - now;
 			open_until(s, l, res, "Trial run failed; retrying",
-			    now + w, now);
+			    s->open_cause, now + w, now);
 			return;
 		}
 		trial(s, l, run, now, res);
@@ -621,6 +658,7 @@ close_by_operator(struct cb_state *s, const struct cb_limits *l,
 	breaker_set_str(&s->stuck_task, NULL);
 	s->opened_at = -1;
 	breaker_set_str(&s->open_reason, NULL);
+	s->open_cause = CAUSE_NONE;
 	s->retry_at = -1;
 	s->tripped = 0;
 	s->trials_left = 0;
@@ -669,6 +707,7 @@ breaker_trip(struct cb_state *s, const struct cb_limits *l,
 		breaker_add_event(s, l->history_size, &e);
 	}
 	breaker_set_str(&s->open_reason, r);
+	s->open_cause = CAUSE_NONE;
 	s->retry_at = -1;
 	s->tripped = 1;
 	s->trials_left = 0;

@@ -41,6 +41,7 @@ breaker_account_free(struct cb_account *a)
 	free(a->message);
 	free(a->circuit);
 	free(a->trial_by);
+	free(a->unknown);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -110,7 +111,8 @@ breaker_gate_learn(struct cb_account *a, const char *circuit,
 {
 	int limit = same(type, "usage_limit");
 
-	if (limit && retry_at < 0)
+	/* A reset time already past is none (SPEC §11). */
+	if (limit && retry_at <= now)
 		retry_at = now + CB_LIMIT_WAIT;
 
 	if (!breaker_gate_fact(type)) {

@@ -25,6 +25,10 @@ static const char *const class_names[] = {
 	"budget"
 };
 static const char *const skip_kind_names[] = { "phase", "task" };
+/* Same order as enum cb_cause; CAUSE_NONE is null in the file. */
+static const char *const cause_names[] = {
+	"", "no_progress", "errors", "limit"
+};
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 static int
@@ -107,6 +111,24 @@ event_kind_from_name(const char *s, enum cb_event_kind *k)
 }
 
 const char *
+cause_name(enum cb_cause c)
+{
+	return c != CAUSE_NONE && (unsigned)c < NELEM(cause_names) ?
+	    cause_names[c] : NULL;
+}
+
+int
+cause_from_name(const char *s, enum cb_cause *c)
+{
+	int i = lookup(cause_names, NELEM(cause_names), s);
+
+	if (i <= 0)
+		return -1;
+	*c = (enum cb_cause)i;
+	return 0;
+}
+
+const char *
 skip_kind_name(enum cb_skip_kind k)
 {
 	return (unsigned)k < NELEM(skip_kind_names) ? skip_kind_names[k] : "?";
@@ -165,6 +187,7 @@ event_free(struct cb_event *e)
 	free(e->reason);
 	free(e->user);
 	free(e->task);
+	free(e->unknown);
 }
 
 void
@@ -184,6 +207,7 @@ breaker_free(struct cb_state *s)
 	free(s->stuck_task);
 	free(s->session_id);
 	free(s->account);
+	free(s->unknown);
 	for (i = 0; i < s->n_skips; i++) {
 		free(s->skips[i].name);
 		free(s->skips[i].reason);
@@ -212,6 +236,7 @@ breaker_add_event(struct cb_state *s, int max, const struct cb_event *e)
 	copy.reason = dup_or_null(e->reason);
 	copy.user = dup_or_null(e->user);
 	copy.task = dup_or_null(e->task);
+	copy.unknown = dup_or_null(e->unknown);
 	/* Drop the oldest first, so the array never grows past max; all at
 	 * once, as a loaded file may hold far more than max. */
 	if (s->n_history >= (size_t)max) {
@@ -249,4 +274,5 @@ breaker_snapshot(const struct cb_state *s, struct cb_state *b)
 	b->n_skips = 0;
 	b->history = NULL;
 	b->n_history = 0;
+	b->unknown = NULL;
 }

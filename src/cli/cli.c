@@ -44,7 +44,8 @@ enum opt_id {
 	O_AGENT, O_IDLE_TIMEOUT, O_MAX_COST, O_MAX_TOKENS, O_MAX_TURNS,
 	O_MAX_REPEAT_CALLS, O_ACCOUNT, O_RESET_ACCOUNT, O_STORE, O_STORE_LEASE,
 	O_STORE_TIMEOUT, O_STORE_FALLBACK, O_STORE_PASSWORD_FILE,
-	O_RESULT_GRACE, O_STORE_CA, O_STORE_CERT, O_STORE_KEY, O_COUNT
+	O_RESULT_GRACE, O_STORE_CA, O_STORE_CERT, O_STORE_KEY,
+	O_STORE_REPLICAS, O_COUNT
 };
 /* o->origin has a slot per option; a table that outgrows it fails to
  * compile rather than writing past it. */
@@ -156,18 +157,20 @@ static const struct opt opts[] = {
 	{ "iterations", required_argument, 'n', O_ITERATIONS,
 	    CAT_RUNNING | COMMON, " N", "at most N runs (1)" },
 	{ "loop", no_argument, 'l', O_LOOP, CAT_RUNNING | COMMON, "",
-	    "run until done, tripped, or the budget is spent" },
+	    "run until COMPLETE, tripped, or the budget is spent" },
 	{ "until-success", no_argument, 0, O_UNTIL_SUCCESS, CAT_RUNNING, "",
 	    "with --loop/-n: stop after the first success" },
 	{ "delay", required_argument, 0, O_DELAY, CAT_RUNNING, " D",
-	    "pause between runs (0)" },
+	    "pause between runs (0: a --loop of successes\n"
+	    "runs hot, which it says once)" },
 	{ "task", required_argument, 0, O_TASK, CAT_RUNNING, " ID",
 	    "the task the run works on (STUCK rule)" },
 	{ "backoff", required_argument, 0, O_BACKOFF, CAT_RUNNING, " D[:MAX]",
 	    "after a failure wait D, doubling to MAX (10xD)" },
 	{ "config", required_argument, 'c', O_CONFIG, CAT_RUNNING, " FILE",
 	    "JSON config (default: ~/.config/cbexec/config.json,\n"
-	    "then .cbexec/config.json if approved with\n"
+	    "yours and writable by nobody else, then\n"
+	    ".cbexec/config.json if approved with\n"
 	    "--allow-config: the command can write it)" },
 	{ "no-prompt", no_argument, 0, O_NO_PROMPT, CAT_RUNNING, "",
 	    "never show the menu when the circuit opens" },
@@ -184,7 +187,8 @@ static const struct opt opts[] = {
 	    "wait for the lock instead of exiting BUSY (D after\n"
 	    "'=': --wait-lock=30s)" },
 	{ "on-state-change", required_argument, 0, O_ON_CHANGE, CAT_RUNNING,
-	    " CMD", "run /bin/sh -c CMD after every transition" },
+	    " CMD", "run /bin/sh -c CMD after every transition\n"
+	    "(killed after --kill-after, or when --budget ends)" },
 	{ "on-run", required_argument, 0, O_ON_RUN, CAT_RUNNING, " CMD",
 	    "run /bin/sh -c CMD before and after each run\n"
 	    "(CBEXEC_EVENT=start|end, CBEXEC_RESULT, ...)" },
@@ -218,7 +222,8 @@ static const struct opt opts[] = {
 	    "git,files,status,cmd,exit,auto (auto); with\n"
 	    "--record: yes, no or auto" },
 	{ "progress-cmd", required_argument, 0, O_PROGRESS_CMD, CAT_RUNNING,
-	    " CMD", "prints key=value lines or one number" },
+	    " CMD", "prints key=value lines or one number (killed\n"
+	    "after --timeout, or when --budget ends)" },
 	{ "watch", required_argument, 0, O_WATCH, CAT_RUNNING, " DIR",
 	    "directory for --progress files (repeatable)" },
 	{ "exclude", required_argument, 0, O_EXCLUDE, CAT_RUNNING, " GLOB",
@@ -230,7 +235,8 @@ static const struct opt opts[] = {
 	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS, CAT_RUNNING, "",
 	    "leave processes the command left behind" },
 	{ "exit-codes", required_argument, 0, O_EXIT_CODES, CAT_RUNNING,
-	    " LIST", "remap 120-123: open=N,stuck=N,abort=N,busy=N" },
+	    " LIST", "remap 120-123: open=N,stuck=N,abort=N,busy=N;\n"
+	    "complete=N: a run that reported completion (0)" },
 	{ "skip", no_argument, 0, O_SKIP, CAT_OPERATOR, "",
 	    "give up --phase P or --task T (default: the task\n"
 	    "the circuit is stuck on, else its phase): runs\n"
@@ -254,7 +260,10 @@ static const struct opt opts[] = {
 	    "the store), OPEN first" },
 	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG, CAT_OPERATOR,
 	    " [FILE]", "approve FILE's content (.cbexec/config.json) as\n"
-	    "the work tree's config; a changed one is refused" },
+	    "the work tree's config; a changed one is refused;\n"
+	    "only the operator approves: refused inside a run\n"
+	    "and while one goes on, and an approval written\n"
+	    "during a run is revoked after it" },
 	{ "agent", required_argument, 0, O_AGENT, CAT_AGENTS | COMMON,
 	    " NAME", "the AI client COMMAND runs (default: from its\n"
 	    "name): claude, codex, gemini, ..., or none" },
@@ -285,12 +294,14 @@ static const struct opt opts[] = {
 	    CAT_OPERATOR, " NAME",
 	    "close account NAME's gate (no such account: 125)" },
 	{ "store", required_argument, 0, O_STORE, CAT_STORE, " URL",
-	    "keep the circuit in Redis (redis://[user:password@]\n"
-	    "host[:port][/db], unix:///path.sock[?db=N]) or etcd\n"
-	    "(etcd[s]://[user@]host[:port][,host[:port]...]);\n"
+	    "keep the circuit in a shared Redis:\n"
+	    "redis://[user[:password]@]host[:port][/db],\n"
+	    "rediss://... (TLS) or unix:///path.sock[?db=N]; or\n"
+	    "etcd: etcd[s]://[user@]host[:port][,host...];\n"
 	    "the lock is a lease, every write fenced (a holder\n"
-	    "that lost its lease is refused: 125); the store's\n"
-	    "clock decides; CBEXEC_STORE is not passed on" },
+	    "that lost its lease is refused: 125); a replica\n"
+	    "is refused (125); the store's clock decides;\n"
+	    "CBEXEC_STORE is not passed on" },
 	{ "store-lease", required_argument, 0, O_STORE_LEASE, CAT_STORE, " D",
 	    "the lease, renewed while the run goes on (30s)" },
 	{ "store-timeout", required_argument, 0, O_STORE_TIMEOUT, CAT_STORE,
@@ -302,17 +313,24 @@ static const struct opt opts[] = {
 	    "cannot be reached (said in the log and metrics;\n"
 	    "with --account: refused, 125)" },
 	{ "store-password-file", required_argument, 0, O_STORE_PASSWORD_FILE,
-	    CAT_STORE, " F", "the store's password, the first line of F (yours,\n"
-	    "mode 0600 or stricter); or CBEXEC_STORE_PASSWORD" },
+	    CAT_STORE, " F", "the store's password, the first line of F (a\n"
+	    "regular file, yours, mode 0600 or stricter; a FIFO\n"
+	    "is 125 at once); or CBEXEC_STORE_PASSWORD" },
 	{ "store-ca", required_argument, 0, O_STORE_CA, CAT_STORE, " F",
-	    "etcds://: trust the CA certificates in F (PEM),\n"
-	    "not the system's; the host name is verified" },
+	    "rediss://, etcds://: trust the CA certificates in\n"
+	    "F (PEM), not the system's; the host name is\n"
+	    "verified" },
 	{ "store-cert", required_argument, 0, O_STORE_CERT, CAT_STORE, " F",
-	    "etcds://: this client's certificate (PEM), its\n"
-	    "key in F too unless --store-key" },
+	    "rediss://, etcds://: this client's certificate\n"
+	    "(PEM), its key in F too unless --store-key" },
 	{ "store-key", required_argument, 0, O_STORE_KEY, CAT_STORE, " F",
-	    "etcds://: the client certificate's key (yours,\n"
-	    "mode 0600; or root's, not readable by others)" },
+	    "rediss://, etcds://: the client certificate's key\n"
+	    "(yours, mode 0600; or root's, not readable by\n"
+	    "others)" },
+	{ "store-replicas", required_argument, 0, O_STORE_REPLICAS, CAT_STORE,
+	    " N", "every lease and save waits for N replicas (WAIT)\n"
+	    "within --store-timeout; not confirmed: 125, a save\n"
+	    "\"may or may not have been saved\" (0: no wait)" },
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -344,6 +362,8 @@ parse_exit_codes(struct options *o, const char *s)
 			o->exit_abort = (int)v;
 		else if (strcmp(tok, "busy") == 0)
 			o->exit_busy = (int)v;
+		else if (strcmp(tok, "complete") == 0)
+			o->exit_complete = (int)v;
 		else
 			goto out;
 	}
@@ -521,13 +541,15 @@ store_password_file(struct options *o, const char *path, char *err,
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	/* Non-blocking and a regular file only: a FIFO at the path is
+	 * refused at once, never waited on in open(2). */
+	if ((fd = file_open(path, O_RDONLY, 0, 0)) < 0)
+		return errf(err, len, "--store-password-file %s: %s", path,
+		    file_why(fd));
+	if (fstat(fd, &sb) == -1) {
+		close(fd);
 		return errf(err, len, "--store-password-file %s: %s", path,
 		    strerror(errno));
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return errf(err, len, "--store-password-file %s: not a "
-		    "regular file", path);
 	}
 	if (sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
 		close(fd);
@@ -767,7 +789,7 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		if (parse_exit_codes(o, v) == -1)
 			return errf(err, len, "invalid value '%s' for "
 			    "--exit-codes (e.g. open=90,stuck=91,abort=92,"
-			    "busy=93)", v);
+			    "busy=93,complete=10)", v);
 		return 0;
 	case O_EXIT:
 		if (parse_long(v, 0, 255, &n) == -1)
@@ -828,6 +850,8 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		return replace_str(&o->store_cert, v);
 	case O_STORE_KEY:
 		return replace_str(&o->store_key, v);
+	case O_STORE_REPLICAS:
+		return set_count(&o->store_replicas, 0, op, v, err, len);
 	case O_STORE_FALLBACK:
 		if (strcmp(v, "local") != 0 && strcmp(v, "none") != 0)
 			return errf(err, len, "invalid value '%s' for "
@@ -1070,10 +1094,12 @@ static const char synopsis_short[] =
 
 static const char exits[] =
 "\nExit status:\n"
-"  0        the last run succeeded or reported completion, the phase or task\n"
-"           was skipped (not run), or Skip was chosen; --status: not OPEN\n"
+"  0        the last run succeeded or reported completion (--exit-codes\n"
+"           complete=N tells completion apart), the phase or task was\n"
+"           skipped (not run), or Skip was chosen; --status: not OPEN\n"
 "           (--status --all: none is OPEN)\n"
-"  1-119    the command's own exit status\n"
+"  1-119    the command's own exit status; 1 for a run judged a failure\n"
+"           that exited 0 (an error in a client's own result)\n"
 "  120      OPEN: the circuit is open (refused, or opened now; a usage limit\n"
 "           or a spend window over its cap holds it until it frees up), or\n"
 "           its --account's gate refused the run (--status: either refuses\n"
@@ -1083,17 +1109,18 @@ static const char exits[] =
 "  123      BUSY: another cbexec holds this circuit\n"
 "  124      TIMEOUT: --timeout, --idle-timeout or --budget ran out, a per-run\n"
 "           spend cap was crossed (outcome BUDGET), or a tool-call loop\n"
-"           was stopped\n"
+"           was stopped (by cbexec, or by the client itself)\n"
 "  125      ERROR: cbexec itself failed (usage, config, state, no such\n"
 "           circuit, I/O, a write error on stdout)\n"
 "  126      COMMAND found but not executable\n"
 "  127      COMMAND not found\n"
-"  128+N    the command was killed by signal N\n";
+"  128+N    the command was killed by signal N (a known client's own\n"
+"           status above 128, as Gemini CLI's 144 for HTTP 400, gives 1)\n";
 
 static const char exits_short[] =
 "\nExit status:\n"
 "  0        the last run succeeded or reported completion; --status: not OPEN\n"
-"  1-119    the command's own exit status\n"
+"  1-119    the command's own exit status (1: a failure it exited 0 for)\n"
 "  120      OPEN: refused, or opened by this invocation\n"
 "  121      STUCK: the same error or the same task failed repeatedly\n"
 "  122      ABORT: fatal error class, or interrupted by the operator\n"
@@ -1378,22 +1405,24 @@ cli_is_flag(const char *key)
 }
 
 
-/* The password of a URL (scheme://user:password@host...) in s, if any,
- * overwritten with '*' in place. */
+/* The password of each URL (scheme://user:password@host...) in s,
+ * overwritten with '*' in place: the bytes the --store parser takes for
+ * the password (store_url_password), so what connects is what is wiped. */
 static void
 wipe_url_password(char *s)
 {
-	char *p, *at, *colon, *end;
+	size_t off, len;
+	char *p, *url;
 
-	if ((p = strstr(s, "://")) == NULL)
-		return;
-	p += 3;
-	end = p + strcspn(p, "/?");
-	if ((at = memrchr(p, '@', (size_t)(end - p))) == NULL ||
-	    (colon = memchr(p, ':', (size_t)(at - p))) == NULL)
-		return;
-	for (colon++; colon < at; colon++)
-		*colon = '*';
+	while ((p = strstr(s, "://")) != NULL) {
+		/* The URL starts at its scheme (after "--store=", say). */
+		for (url = p; url > s && (isalnum((unsigned char)url[-1]) ||
+		    strchr("+.-", url[-1]) != NULL); url--)
+			;
+		if (store_url_password(url, &off, &len))
+			memset(url + off, '*', len);
+		s = p + 3;
+	}
 }
 
 int
@@ -1413,6 +1442,7 @@ cli_env(struct options *o, char *err, size_t len)
 		{ "CBEXEC_STORE_CA", "store-ca" },
 		{ "CBEXEC_STORE_CERT", "store-cert" },
 		{ "CBEXEC_STORE_KEY", "store-key" },
+		{ "CBEXEC_STORE_REPLICAS", "store-replicas" },
 	};
 	char sub[256];
 	const char *v;

@@ -347,25 +347,132 @@ load_rules(struct options *o, const cJSON *rules, const char *path,
 	return 0;
 }
 
-/* A path of an agent's description: a non-empty string of keys joined by
- * dots, or absent. */
+/* Whether p is keys joined by dots, a key maybe ending in "[]" or
+ * "[k=v]" (at most one of the latter). */
 static int
-desc_path(const cJSON *k, const char **dst, const char *where, char *err,
-    size_t len)
+path_ok(const char *p)
 {
-	if (!cJSON_IsString(k) || *k->valuestring == '\0' ||
-	    k->valuestring[0] == '.' || strstr(k->valuestring, "..") != NULL ||
-	    k->valuestring[strlen(k->valuestring) - 1] == '.')
-		return errf(err, len, "%s.%s: expected a JSON path (keys "
-		    "joined by dots)", where, k->string);
-	*dst = k->valuestring;
+	size_t n;
+	int picks = 0;
+
+	for (;;) {
+		if ((n = strcspn(p, ".[")) == 0 && *p != '[')
+			return 0;
+		p += n;
+		if (*p == '[') {
+			if (p[1] == ']')
+				p += 2;
+			else {
+				if (picks++ > 0 || (n = strcspn(p + 1, "=].[")) ==
+				    0 || p[1 + n] != '=' ||
+				    (n = strcspn(p + 2 + n, "]")) == 0 ||
+				    p[2 + strcspn(p + 1, "=") + n] != ']')
+					return 0;
+				p = strchr(p, ']') + 1;
+			}
+		}
+		if (*p == '\0')
+			return 1;
+		if (*p != '.' || p[1] == '\0')
+			return 0;
+		p++;
+	}
+}
+
+/* A string, or an array of 1..AGENT_DESC_EQUALS strings, into dst
+ * (NULL-terminated). */
+static int
+desc_strings(const cJSON *v, const char **dst, const char *where,
+    char *err, size_t len)
+{
+	const cJSON *c;
+	size_t n = 0;
+
+	if (cJSON_IsString(v)) {
+		dst[0] = v->valuestring;
+		dst[1] = NULL;
+		return 0;
+	}
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 ||
+	    cJSON_GetArraySize(v) > AGENT_DESC_EQUALS)
+		return errf(err, len, "%s: expected a string or an array of 1 "
+		    "to %d strings", where, AGENT_DESC_EQUALS);
+	cJSON_ArrayForEach(c, v) {
+		if (!cJSON_IsString(c))
+			return errf(err, len, "%s: expected strings", where);
+		dst[n++] = c->valuestring;
+	}
+	dst[n] = NULL;
+	return 0;
+}
+
+/*
+ * Where a fact of an agent's description is: a path ("a.b", "a[].b",
+ * "a[k=v].b"), or {"path", "when": {"path", "equals"}}, and for a flag
+ * (is_error) also {"path", "equals"}: the values that mean it is set.
+ */
+static int
+desc_path(const cJSON *k, struct agent_desc_path *dst, int flag,
+    const char *where, char *err, size_t len)
+{
+	const cJSON *m, *w;
+	char sub[200];
+
+	snprintf(sub, sizeof(sub), "%s.%s", where, k->string);
+	memset(dst, 0, sizeof(*dst));
+	if (cJSON_IsString(k)) {
+		dst->path = k->valuestring;
+	} else if (cJSON_IsObject(k)) {
+		cJSON_ArrayForEach(m, k) {
+			if (strcmp(m->string, "path") == 0 && cJSON_IsString(m))
+				dst->path = m->valuestring;
+			else if (strcmp(m->string, "equals") == 0 && flag) {
+				if (desc_strings(m, dst->equals, sub, err,
+				    len) == -1)
+					return -1;
+			} else if (strcmp(m->string, "when") == 0 &&
+			    cJSON_IsObject(m)) {
+				cJSON_ArrayForEach(w, m) {
+					if (strcmp(w->string, "path") == 0 &&
+					    cJSON_IsString(w))
+						dst->when = w->valuestring;
+					else if (strcmp(w->string, "equals") ==
+					    0) {
+						if (desc_strings(w,
+						    dst->when_equals, sub, err,
+						    len) == -1)
+							return -1;
+					} else
+						return errf(err, len, "%s.when: "
+						    "unknown key or bad value "
+						    "'%s'", sub, w->string);
+				}
+				if (dst->when == NULL ||
+				    dst->when_equals[0] == NULL)
+					return errf(err, len, "%s.when: needs "
+					    "\"path\" and \"equals\"", sub);
+				if (!path_ok(dst->when) ||
+				    strchr(dst->when, '[') != NULL)
+					return errf(err, len, "%s.when.path: "
+					    "expected keys joined by dots", sub);
+			} else
+				return errf(err, len, "%s: unknown key or bad "
+				    "value '%s'%s", sub, m->string,
+				    strcmp(m->string, "equals") == 0 ? " (only "
+				    "is_error takes equals)" : "");
+		}
+	}
+	if (dst->path == NULL || !path_ok(dst->path))
+		return errf(err, len, "%s: expected a JSON path (keys joined by "
+		    "dots; a[].b, a[k=v].b), or {\"path\", \"when\"}", sub);
 	return 0;
 }
 
 /* The paths of an object member of a description: keys[i] into dst[i]. */
 static int
-desc_paths(const cJSON *o, const char *const *keys, const char **dst,
-    const char *where, char *err, size_t len)
+desc_paths(const cJSON *o, const char *const *keys,
+    struct agent_desc_path *const *dst, const char *where, char *err,
+    size_t len)
 {
 	const cJSON *k;
 	char sub[160];
@@ -381,7 +488,9 @@ desc_paths(const cJSON *o, const char *const *keys, const char **dst,
 		if (keys[i] == NULL)
 			return errf(err, len, "%s: unknown key '%s'", sub,
 			    k->string);
-		if (desc_path(k, &dst[i], sub, err, len) == -1)
+		/* a tool result's is_error may be a string flag too */
+		if (desc_path(k, dst[i], strcmp(k->string, "is_error") == 0,
+		    sub, err, len) == -1)
 			return -1;
 	}
 	return 0;
@@ -425,10 +534,11 @@ desc_rules(const cJSON *rules, struct agent_desc_rule **out, size_t *n,
 				    "key or bad value '%s'", where, i,
 				    k->string);
 		}
-		if (d[i].match == NULL || d[i].type == NULL ||
-		    *d[i].type == '\0')
+		/* without a type, the row says only that the run failed */
+		if (d[i].match == NULL || (d[i].type != NULL &&
+		    *d[i].type == '\0'))
 			return errf(err, len, "%s.rules[%zu]: needs \"match\" "
-			    "and \"type\"", where, i);
+			    "(and a \"type\", when given, not empty)", where, i);
 		i++;
 	}
 	*n = i;
@@ -438,7 +548,8 @@ desc_rules(const cJSON *rules, struct agent_desc_rule **out, size_t *n,
 /*
  * "agents": clients the operator describes (SPEC §10), each
  * {"name", "commands", "format", "result", "is_error", "error",
- * "status", "session", "usage": {...}, "tool": {...}, "rules": [...]}.
+ * "status", "session", "usage": {...}, "tool": {...}, "rules": [...]};
+ * a fact's place is a path or {"path", "when"} (desc_path).
  */
 static int
 load_agent(const cJSON *def, int i, const char *path, char *err, size_t len)
@@ -449,7 +560,12 @@ load_agent(const cJSON *def, int i, const char *path, char *err, size_t len)
 	    "result", "result_id", "is_error", NULL };
 	struct agent_desc d;
 	struct agent_desc_rule *rules = NULL;
-	const char **cmds = NULL, *usage[6] = { NULL }, *tool[6] = { NULL };
+	const char **cmds = NULL;
+	struct agent_desc_path *const usage[] = { &d.usage.input,
+	    &d.usage.output, &d.usage.cache_read, &d.usage.cache_write,
+	    &d.usage.cost, &d.usage.turns };
+	struct agent_desc_path *const tool[] = { &d.tool.name, &d.tool.input,
+	    &d.tool.id, &d.tool.result, &d.tool.result_id, &d.tool.is_error };
 	const cJSON *k, *c;
 	char where[96], sub[512];
 	const char *p;
@@ -496,19 +612,19 @@ load_agent(const cJSON *def, int i, const char *path, char *err, size_t len)
 				goto out;
 			}
 		} else if (strcmp(k->string, "result") == 0) {
-			if (desc_path(k, &d.result, where, err, len) == -1)
+			if (desc_path(k, &d.result, 0, where, err, len) == -1)
 				goto out;
 		} else if (strcmp(k->string, "is_error") == 0) {
-			if (desc_path(k, &d.is_error, where, err, len) == -1)
+			if (desc_path(k, &d.is_error, 1, where, err, len) == -1)
 				goto out;
 		} else if (strcmp(k->string, "error") == 0) {
-			if (desc_path(k, &d.error, where, err, len) == -1)
+			if (desc_path(k, &d.error, 0, where, err, len) == -1)
 				goto out;
 		} else if (strcmp(k->string, "status") == 0) {
-			if (desc_path(k, &d.status, where, err, len) == -1)
+			if (desc_path(k, &d.status, 0, where, err, len) == -1)
 				goto out;
 		} else if (strcmp(k->string, "session") == 0) {
-			if (desc_path(k, &d.session, where, err, len) == -1)
+			if (desc_path(k, &d.session, 0, where, err, len) == -1)
 				goto out;
 		} else if (strcmp(k->string, "usage") == 0) {
 			if (desc_paths(k, usage_keys, usage, where, err,
@@ -542,18 +658,6 @@ load_agent(const cJSON *def, int i, const char *path, char *err, size_t len)
 	}
 	d.commands = cmds;
 	d.n_commands = n;
-	d.usage.input = usage[0];
-	d.usage.output = usage[1];
-	d.usage.cache_read = usage[2];
-	d.usage.cache_write = usage[3];
-	d.usage.cost = usage[4];
-	d.usage.turns = usage[5];
-	d.tool.name = tool[0];
-	d.tool.input = tool[1];
-	d.tool.id = tool[2];
-	d.tool.result = tool[3];
-	d.tool.result_id = tool[4];
-	d.tool.is_error = tool[5];
 	d.rules = rules;
 	if (agent_describe(&d, sub, sizeof(sub)) == -1) {
 		errf(err, len, "%s: %s", where, sub);

@@ -94,6 +94,7 @@ claim_fn(struct cb_account *a, void *arg)
 	free(c->seen.trial_by);
 	c->seen = *a;
 	c->seen.name = c->seen.message = c->seen.trial_by = NULL;
+	c->seen.unknown = NULL;
 	c->seen.reason = a->reason != NULL ? strdup(a->reason) : NULL;
 	c->seen.circuit = a->circuit != NULL ? strdup(a->circuit) : NULL;
 	if (c->verdict == GATE_REFUSE)

@@ -142,6 +142,7 @@ circuit_resolve(const struct options *o, struct circuit *c, char *err,
 	const char *env_state = env_nonempty("CBEXEC_STATE");
 	char *dir = NULL, *q = NULL, *cq = NULL, *dname = NULL, *sq = NULL;
 	char label[256];
+	size_t pw_off, pw_len;
 	int r = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -176,10 +177,12 @@ circuit_resolve(const struct options *o, struct circuit *c, char *err,
 		}
 		r = asprintf(&c->path, "%s/%s.json", dir, name);
 		/* The store in the hint when it can be pasted as it is:
-		 * never a password. */
-		if (r != -1 && o->store != NULL && strchr(o->store, '@') ==
-		    NULL && store_url_check(o->store, label, sizeof(label),
-		    err, len) == 0 && (sq = shell_quote(o->store)) == NULL)
+		 * never a password (a user alone is fine: its password
+		 * comes from elsewhere). */
+		if (r != -1 && o->store != NULL &&
+		    !store_url_password(o->store, &pw_off, &pw_len) &&
+		    store_url_check(o->store, label, sizeof(label), err,
+		    len) == 0 && (sq = shell_quote(o->store)) == NULL)
 			r = -1;
 		if (r != -1)
 			r = asprintf(&c->reset_hint, "cbexec%s%s "
@@ -233,7 +236,11 @@ circuit_reporter(const struct options *o, const struct circuit *c,
 	r->follow = o->follow_symlinks;
 	r->account = o->account;
 	r->account_gate = -1;
-	return reporter_open(r, o->log_path);
+	if (reporter_open(r, o->log_path) == -1)
+		return -1;
+	/* What the configs' reading said goes into the log too. */
+	allow_log_notes(r);
+	return 0;
 }
 
 void
@@ -252,6 +259,10 @@ circuit_store_cfg(const struct options *o, struct store_cfg *cfg,
 	cfg->cert = o->store_cert;
 	cfg->key = o->store_key;
 	cfg->follow = o->follow_symlinks;
+	cfg->ca = o->store_ca;
+	cfg->cert = o->store_cert;
+	cfg->key = o->store_key;
+	cfg->replicas = o->store_replicas;
 	/* The operator signals end a wait for the store at once. */
 	cfg->poll = sup_poll;
 	/* The file store's circuits and accounts; a shared store needs
@@ -295,10 +306,10 @@ circuit_store(const struct options *o, const struct circuit *c,
 		    "-", label);
 		return -2;
 	}
-	/* A store that answered and refused us (a certificate, a
-	 * password), or settings that cannot work, is no store out of
+	/* A store that answered and refused us (a replica, a certificate,
+	 * a password), or settings that cannot work, is no store out of
 	 * reach: never a reason to run on a local state. */
-	if (!fallback || !o->store_fallback || c == NULL || rc == -5) {
+	if (!fallback || !o->store_fallback || c == NULL || rc == -2) {
 		free(dir);
 		fprintf(stderr, "cbexec: %s%s\n", err, fallback ?
 		    "; not running the command" : "");

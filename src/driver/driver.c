@@ -383,6 +383,35 @@ run_outcome(const struct sup_result *r, int fatal)
 	return r->exit_code == 0 ? OUT_OK : OUT_EXIT;
 }
 
+/*
+ * A run judged a failure never exits 0, whatever the command exited
+ * (SPEC §11): a client that stopped itself in a loop gives 124, as a loop
+ * cbexec stopped does; any other failure read from its output, 1.  Nor
+ * does a known client's own exit status above 128 (Gemini CLI exits with
+ * an API error's HTTP status & 0xFF: 144 for 400, 173 for 429) pass for
+ * a signal (SPEC §2's 128+N): it gives 1 too.  The state says what the
+ * command did (last_error.exit_code), the outcome what cbexec exits for.
+ */
+static void
+never_ok(struct inv *v, const struct run_done *d, const struct cb_result *res,
+    int *code, int failed, int fatal)
+{
+	const struct sup_result *r = &d->r;
+	int own = r->exec_errno == 0 && r->signo == 0 && !r->timed_out &&
+	    *code == r->exit_code;
+
+	if (!failed || fatal || !own)
+		return;
+	if (*code == 0 && strcmp(d->c.type, "loop") == 0)
+		*code = CB_EXIT_TIMEOUT;
+	else if (*code == 0 || (*code > CB_EXIT_SIGNAL && v->agent != NULL))
+		*code = 1;
+	else
+		return;
+	if (res->outcome == OUT_OK)
+		v->s.outcome = *code == CB_EXIT_TIMEOUT ? OUT_TIMEOUT : OUT_EXIT;
+}
+
 int
 record(struct inv *v, const struct run_done *d, int *code, int *failed)
 {
@@ -439,6 +468,7 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	    strcmp(d->c.type, "usage_limit") == 0;
 	run.retry_at = d->retry_at;
 	run.retry_after = d->retry_after;
+	run.complete = status_done(&d->st);
 	v->retry_after = d->retry_after;
 	if (d->retry_capped)
 		report_warn(&v->rep, "the provider's reset time was more than "
@@ -474,6 +504,7 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 		if (res.outcome == OUT_OK)
 			v->s.outcome = OUT_BUDGET;
 	}
+	never_ok(v, d, &res, code, *failed, fatal);
 	if (sup_aborted())
 		v->s.outcome = OUT_ABORT;
 	/* Nothing of the run is left (sup_run saw to it): the watchdog
@@ -492,6 +523,7 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	rr.timed_out = r->timed_out;
 	rr.progress = progress;
 	rr.ignored = run.ignored;
+	rr.complete = run.complete;
 	rr.stopped = d->stop_type != NULL && strcmp(d->stop_type, "idle") != 0;
 	rr.c = &d->c;
 	rr.usage = d->have_usage ? &v->s.last_usage : NULL;
@@ -531,8 +563,10 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 		return CB_EXIT_TIMEOUT;
 	if (fatal)
 		return *code;
-	if (status_done(&d->st))
-		return CB_EXIT_OK;
+	/* The work is done: the loop ends, and says so where scripts can
+	 * read it (SPEC §11) -- unless the run failed, which it says. */
+	if (run.complete)
+		return *failed ? *code : CB_EXIT_COMPLETE;
 	return -1;
 }
 
@@ -813,6 +847,8 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 	v->c = c;
 	if (o->budget > 0)
 		v->deadline = mono_now() + o->budget;
+	/* git, --progress-cmd and the hook never outlast the budget. */
+	child_budget(v->deadline);
 	v->rep.log_fd = -1;
 	if (o->store != NULL && store_url_check(o->store, v->store_label,
 	    sizeof(v->store_label), err, sizeof(err)) == -1) {
@@ -939,6 +975,7 @@ inv_end(struct inv *v)
 		breaker_free(&v->s);
 	v->loaded = 0;
 	child_keepalive(NULL, NULL, 0);
+	child_budget(0);
 	store_close(v->st);
 	v->st = NULL;
 }
@@ -993,6 +1030,8 @@ driver_run(struct options *o, const struct circuit *c)
 		if (ret >= 0)
 			break;
 		v.last = o->iterations > 0 && runs + 1 >= o->iterations;
+		/* From here until the end an approval does not count. */
+		allow_guard_begin();
 		if ((rc = run_once(&v, &d)) != 0) {
 			ret = rc == 1 ? interrupted(&v, runs) : CB_EXIT_ERROR;
 			break;
@@ -1017,6 +1056,16 @@ driver_run(struct options *o, const struct circuit *c)
 			break;
 		if (o->iterations > 0 && runs >= o->iterations)
 			break;
+		/* Success after success with nothing between them: said
+		 * once, as nothing else will slow the loop down. */
+		if (o->loop && !failed && o->delay <= 0 && !v.hot_said) {
+			report_warn(&v.rep, "--loop with no --delay runs hot: "
+			    "the next run starts at once after a success, "
+			    "until a run reports completion (STATUS: COMPLETE "
+			    "in a status block) or the budget is spent; "
+			    "give --delay");
+			v.hot_said = 1;
+		}
 		{
 			double pause = o->delay, b = failed ?
 			    backoff_delay(o, v.s.consecutive_errors) : 0;
@@ -1049,6 +1098,8 @@ out:
 	 * meaning. */
 	if (v.write_err != 0 && (ret < CB_EXIT_OPEN || ret > CB_EXIT_BUSY))
 		ret = CB_EXIT_ERROR;
+	/* Approvals written while the runs went on are revoked. */
+	allow_guard_end(&v.rep);
 	inv_end(&v);
 	sup_done();
 	return ret;

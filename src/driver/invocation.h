@@ -41,6 +41,7 @@ struct inv {
 				 * (errno, said once): 125 at the end */
 	struct store_run killed;	/* the start record found under the
 					 * lock: a run never counted */
+	int hot_said;		/* the hot --loop was warned of */
 };
 
 /* What one run did, as run.c saw it; the loop judges and records it. */

@@ -385,7 +385,9 @@ static void
 warn_prints(struct inv *v, unsigned failed)
 {
 	if (failed & PROG_GIT)
-		report_warn(&v->rep, "progress: git fingerprint failed");
+		report_warn(&v->rep, "progress: git fingerprint failed%s%s",
+		    progress_git_error() != NULL ? ": " : "",
+		    progress_git_error() != NULL ? progress_git_error() : "");
 	if (failed & PROG_FILES)
 		report_warn(&v->rep, "progress: files fingerprint failed");
 }

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "judge.h"
 #include "text.h"
 
@@ -44,7 +46,20 @@ enum row_kind {
 	ROW_OWN		/* the program's own failure */
 };
 
-#define W(x)	"(^|[^[:alnum:]])(" x ")([^[:alnum:]]|$)"
+#define W(x)	"(^|[^[:alnum:]_])(" x ")([^[:alnum:]_]|$)"
+
+/*
+ * A provider's machine code as its JSON (or a Python dict of it) gives
+ * one: "errorType":"rate_limit", 'code': 'invalid_api_key', also inside
+ * an escaped JSON string (the key's end is enough: no unbounded prefix,
+ * which regexec would try from every byte of a long line).  An underscore is part of a word (W): a
+ * terraform resource named rate_limit, a test named
+ * test_invalid_api_key or a function rate_limited() is nobody's limit.
+ * Only codes no identifier is named like (rate_limit_exceeded,
+ * insufficient_quota) are words of their own.
+ */
+#define CODE(x)	"(type|code|reason|error|status)\\\\?[\"'] *: *" \
+	"\\\\?[\"'](" x ")\\\\?[\"']"
 
 static const struct builtin {
 	const char *type;
@@ -62,47 +77,109 @@ static const struct builtin {
 	    { "ModuleNotFoundError|Cannot find module|"
 	      "error while loading shared libraries|No module named|"
 	      "package .{0,200} not found" } },
+	/* A proxy that wants credentials it was not given (HTTP 407): the
+	 * proxy settings must change.  A proxy that cannot be reached is a
+	 * network failure.  Before auth: it is the proxy that wants them. */
+	{ "proxy_auth", CB_CLASS_FATAL, ROW_PROVIDER, -1, { "407" },
+	    { W("proxy authentication (required|failed)|"
+	      "received http code 407|tunnel failed, response 407|"
+	      "statusCode=407") } },
 	{ "auth", CB_CLASS_FATAL, ROW_PROVIDER, -1, { "401" },
-	    { W("invalid[ _-]?(api[ _-]?key|x-api-key)|incorrect api key|"
+	    { W("invalid[ -]?(api[ -]?key|x-api-key)|incorrect api key|"
 	      "api key not valid|not logged in|please run /login|"
-	      "authentication_error|authentication_failed|"
 	      "failed to authenticate|authentication required|"
 	      "authentication failed|bad credentials|"
 	      "invalid (auth(entication)?|access) (token|credentials)|"
 	      "api key (is )?(missing|required)|missing api key|"
 	      "no api key|didn't provide an api key|"
 	      "x-api-key header is required|"
+	      "(api[ -]?key|access token|oauth token|credentials?) "
+	      "(has |have )?(expired|been revoked)|renew the api key|"
 	      "must specify the [a-z_]*api_key|"
 	      "missing environment variable:? .{0,2}[a-z_]*(api_key|token)|"
-	      "does not have permission|does not have access to (the )?model") } },
+	      "does not have permission|does not have access to (the )?model|"
+	      "country, region,? or territory (is )?not supported|"
+	      "authentication_error")
+	      "|" CODE("authentication_error|authentication_failed|"
+	      "invalid_api_key") } },
 	{ "billing", CB_CLASS_FATAL, ROW_PROVIDER, -1, { NULL },
-	    { W("credit balance is too low|insufficient_quota|billing_error|"
+	    { W("credit balance is too low|"
 	      "exceeded your current quota.{0,200}billing|"
 	      "quota exceeded\\. check your plan and billing|"
-	      "credits are depleted|insufficient (ai )?credits") } },
+	      "credits are depleted|insufficient (ai )?credits|"
+	      "insufficient_quota|billing_error") } },
 	{ "usage_limit", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { NULL },
-	    { W("usage limit (has been )?reached|usage_limit_reached|"
+	    { W("usage limit (has been )?reached|"
 	      "hit your [^.\n]{0,40}limit|out of (extra )?usage|"
-	      "exhausted your daily quota|(session|weekly) limit reached") } },
+	      "exhausted your (daily |weekly |monthly )?(quota|capacity)|"
+	      "quota will reset|(session|weekly) limit reached|"
+	      "usage_limit_(reached|exceeded)") } },
 	{ "rate_limited", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { "429" },
-	    { W("rate[ _-]?limit(s|ed)?|too many requests|RESOURCE_EXHAUSTED|"
-	      "quota exceeded|RetryableQuotaError|toomanyrequests") } },
+	    { W("rate[ -]?limit(s|ed)?|too many requests|RESOURCE_EXHAUSTED|"
+	      "quota exceeded|RetryableQuotaError|toomanyrequests|"
+	      "rate_limit_(error|exceeded)")
+	      "|" CODE("rate_limit(_error|_exceeded|ed)?|too_many_requests") } },
 	{ "overloaded", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { "529", "503" },
-	    { W("overloaded|high demand|at capacity|service unavailable") } },
+	    { W("overloaded|high demand|at capacity|service unavailable|"
+	      "overloaded_error") } },
 	{ "server_error", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { "500", "502" },
 	    { W("internal server error|bad gateway|"
 	      "an internal error has occurred|server had an error") } },
+	/*
+	 * A TLS certificate the client will not trust (a proxy that
+	 * intercepts TLS without its CA installed, a missing CA store, an
+	 * expired certificate): no retry heals it, the machine's trust
+	 * store or the proxy must change.  Before network: the clients wrap
+	 * it in their connection errors ("fetch failed", "Unable to connect").
+	 */
+	{ "certificate", CB_CLASS_FATAL, ROW_PROVIDER, -1, { NULL },
+	    { W("self[- ]signed certificate|"
+	      "unable to get (local )?issuer certificate|"
+	      "unable to verify the first certificate|"
+	      "certificate (has expired|is not yet valid|verify failed|"
+	      "signed by unknown authority)|"
+	      "certificate verification failed|ssl certificate problem|"
+	      "x509: certificate|tls: failed to verify certificate|"
+	      "invalid peer certificate|pkix path building failed|"
+	      "unable to find valid certification path|"
+	      "hostname/ip does not match certificate|"
+	      "error setting certificate verify locations|"
+	      "CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|CERTIFICATE_VERIFY_FAILED|"
+	      "UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|"
+	      "(DEPTH_ZERO_)?SELF_SIGNED_CERT(_IN_CHAIN)?|"
+	      "ERR_TLS_CERT_ALTNAME_INVALID") } },
 	{ "network", CB_CLASS_TRANSIENT, ROW_PROVIDER, -1, { NULL },
 	    { W("ECONNRESET|ETIMEDOUT|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|"
+	      "ECONNABORTED|EHOSTUNREACH|ENETUNREACH|ENETDOWN|"
 	      "connection refused|connection reset|connection error|"
 	      "connection failed|connection dropped|unable to connect|"
 	      "couldn't connect to server|failed to connect to|"
 	      "fetch failed|temporary failure in name resolution|"
-	      "could not resolve host|network is unreachable|"
+	      "could not resolve (host|proxy)|network is unreachable|"
 	      "waiting for network|reconnecting\\.\\.\\.|request timed out|"
 	      "stream disconnected|"
-	      "stream ended without|socket hang up") } },
-	{ "syntax_error", CB_CLASS_RECOVERABLE, ROW_OWN, -1, { NULL },
+	      "stream ended without|socket hang up|"
+	      "other side closed|premature close|"
+	      "network socket disconnected|cannot connect to|"
+	      /* the same cut in other HTTP clients: Bun, hyper and
+	       * reqwest, Go, requests and httpx */
+	      "socket connection was closed unexpectedly|"
+	      "connection closed before message completed|"
+	      "error reading a body from connection|"
+	      "error decoding response body|unexpected eof during chunk|"
+	      "transport connection broken|connection broken|"
+	      "incomplete (chunked )?read|peer closed connection|"
+	      "ChunkedEncodingError|RemoteProtocolError|"
+	      "connect tunnel failed|tunneling socket could not be established|"
+	      "ERR_TUNNEL_CONNECTION_FAILED|ERR_STREAM_PREMATURE_CLOSE|"
+	      "UND_ERR_(SOCKET|CLOSED|CONNECT_TIMEOUT|HEADERS_TIMEOUT|"
+	      "BODY_TIMEOUT)|"
+	      "(Socket|ConnectTimeout|HeadersTimeout|BodyTimeout)Error"),
+	      /* undici's cut stream: a response that ended mid-way is
+	       * "terminated", lower case (a shell's "Terminated" is a
+	       * signal) */
+	      "(^|(TypeError|API Error|Error): )terminated\\]?$" } },
+{ "syntax_error", CB_CLASS_RECOVERABLE, ROW_OWN, -1, { NULL },
 	    { "SyntaxError|syntax error|parse error|unexpected token" } },
 	{ "test_failure", CB_CLASS_RECOVERABLE, ROW_OWN, -1, { NULL },
 	    { "AssertionError|tests? failed|^not ok|^Result: FAIL|"
@@ -158,7 +235,9 @@ static const struct mark {
 	    "\\[?DEP[0-9]+\\]?|[a-z]*deprecationwarning|experimentalwarning)"
 	    "([^[:alnum:]]|$)|"
 	    "(^|[^[:alnum:]])fall(s|ing)? ?back( to)?([^[:alnum:]]|$)|"
-	    "(is|been|are) deprecated" },
+	    "(is|been|are) deprecated|"
+	    /* Codex, whenever its stdin is not a terminal */
+	    "^reading (additional )?(input|prompt) from stdin\\.*$" },
 	{ L_NOISE, 0, "(^|[[:space:]])\\[?(WARN|WARNING)\\]?[]: ]" },
 	{ L_TEST | L_FAIL, 0, "^[[:space:]]*(●|✕|✗|×|✖) |"
 	    "^ *(FAIL|×) +[^ ].* > |"
@@ -170,8 +249,11 @@ static const struct mark {
 	    "^rspec \\./[^ ]+ # |"
 	    "^\\[ERROR\\] [^ ]+\\.[^ .]+ -- Time elapsed.*<<< (FAILURE|ERROR)!|"
 	    "^[^ ].* > .*\\) FAILED$|"
-	    "^not ok [0-9]+|^#[[:space:]]+Failed test " },
+	    "^not ok [0-9]+|^#[[:space:]]+Failed test |"
+	    /* vitest's list of failing tests, before their reports */
+	    "^ *❯ [^ ].* > " },
 	{ L_TEST, 0, "^[[:space:]]*(✓|✔|√|PASS|FAIL|ok [0-9]+|--- PASS:|"
+	    "=== (RUN|PAUSE|CONT|NAME) |"
 	    "Tests:|Test Suites:|Test Files|Tests run:|Failure/Error:)|"
 	    " \\.\\.\\. (ok|FAILED|ignored)$|"
 	    "^[[:space:]]*(Expected|Received|expected|actual|got|want)"
@@ -181,16 +263,86 @@ static const struct mark {
 	    "[A-Za-z]*([^[:alnum:]_]|$)|"
 	    "expect\\(|\\.(to|not\\.to)[A-Z][A-Za-z]*\\(|"
 	    "Failed asserting|<<< FAILURE|^E  |^>  |"
-	    "[0-9]+ (passing|failing)$|examples?, [0-9]+ failures?" },
+	    "[0-9]+ (passing|failing)$|examples?, [0-9]+ failures?|"
+	    /* a go test's own log line (t.Log, t.Error) */
+	    "^ {4,}[^ ]+_test\\.go:[0-9]+: |"
+	    /* a code frame of jest, vitest or babel: the test's source */
+	    "^ *>? *[0-9]+ ?\\| |"
+	    /* vitest: a failing test's error under it, a stack frame */
+	    "^ +→ |^ *❯ [^ ]+:[0-9]+:[0-9]+$" },
 	{ L_PROVIDER, 1, "^[[:space:]]*curl: \\([0-9]+\\)|"
 	    "^[[:space:]]*HTTP/[0-9.]+ [0-9]{3}|API Error|"
 	    "error code:? [0-9]{3}|status code [0-9]{3}|"
 	    "(RateLimit|Authentication|PermissionDenied|APIConnection|"
-	    "APITimeout|InternalServer|Overloaded|APIStatus|HTTP)Error|"
+	    "APITimeout|InternalServer|Overloaded|APIStatus|HTTP|SSL|"
+	    "SSLCertVerification|Proxy|Socket|ConnectTimeout)Error|"
+	    "(Client|Server|API|Api)Error: [0-9]{3} |"
 	    "^[a-z]+ (err!|error) (code )?e?[0-9]{3}|"
 	    "^(fatal|error): (unable to access|authentication failed)|"
 	    "^remote: |\"type\" *: *\"[a-z_]*error\"|"
-	    "error response from daemon" },
+	    "error response from daemon|"
+	    /* an HTTP client naming a URL and its status */
+	    "https?://[^ ]+: [0-9]{3} [A-Z][a-z]|"
+	    /* an HTTP client's or TLS library's own words: undici's cut
+	     * stream and its codes, a proxy's refusal, a certificate */
+	    "^[[:space:]]*(TypeError: )?(terminated|fetch failed)$|"
+	    "code: '(UND_ERR_[A-Z_]+|E[A-Z]+|[A-Z_]*CERT[A-Z_]*)'|"
+	    "other side closed|CONNECT tunnel failed|"
+	    "proxy authentication|tunneling socket|"
+	    "certificate|x509: |CERTIFICATE_VERIFY_FAILED|"
+	    "(SELF_SIGNED|UNABLE_TO|CERT_)[A-Z_]+" },
+};
+
+/*
+ * A failing test's report, line by line: from its header to where the
+ * runner goes on to something else, every line is the test's -- its
+ * source with the fake bodies it serves, its captured output, its
+ * traceback -- and no provider's (SPEC §10).  Per runner, the header
+ * that starts a report and the first line after it (which may start the
+ * next one); a report cut off by the tail runs to its end.
+ */
+static const struct region {
+	const char *start, *end;
+} regions[] = {
+	/* pytest: "____ test_x ____" up to the next one or "=== ..." */
+	{ "^_{3,} .+ _{3,}$", "^_{3,} .+ _{3,}$|^={3,} " },
+	/* unittest: "FAIL: test_x (m.C)" up to the next "=====" or "Ran N" */
+	{ "^(FAIL|ERROR): [^ ]+ \\(", "^={20,}$|^Ran [0-9]+ tests? in " },
+	/* jest: "● Suite › test" up to the next ● or the summary */
+	{ "^[[:space:]]*● ", "^[[:space:]]*● |"
+	    "^(Test Suites|Tests|Snapshots|Time|Ran all test suites)" },
+	/* vitest: " FAIL  file > test" up to its "⎯⎯⎯" rule */
+	{ "^ *(FAIL|×) +[^ ].* > ", "^ *⎯{3,}|^ *(Test Files|Tests) " },
+	/* go test -v: "=== RUN TestX" up to its "--- FAIL/PASS" */
+	{ "^=== (RUN|CONT) ", "^[[:space:]]*--- (PASS|FAIL|SKIP): |"
+	    "^(PASS|FAIL|ok )" },
+	/* go test: "--- FAIL: TestX" and its indented lines */
+	{ "^[[:space:]]*--- FAIL: ", "^[^[:space:]]" },
+	/* cargo: "---- tests::x stdout ----" up to "failures:" */
+	{ "^---- [^ ]+ stdout ----$", "^---- [^ ]+ stdout ----$|^failures:$|"
+	    "^test result: " },
+	/* TAP: "not ok N" and its indented or "#" diagnostics */
+	{ "^not ok [0-9]+", "^[^[:space:]#]" },
+};
+
+/*
+ * A test runner that reports in JSON (go test -json, cargo's libtest
+ * JSON, pytest's report log, jest --json) says the same things inside
+ * its strings.  A line that is one JSON object is read by what its
+ * strings say: it takes the marks of the lines they hold, and an event
+ * of one test (an object naming its test, or a whole report) is the
+ * test's whatever it carries.  Per member: its name, and the value it
+ * must have (NULL: any).
+ */
+static const struct test_key {
+	const char *key, *value;
+} test_keys[] = {
+	{ "Test", NULL },		/* go test -json */
+	{ "type", "test" },		/* libtest --format json */
+	{ "nodeid", NULL },		/* pytest --report-log */
+	{ "testResults", NULL },	/* jest/vitest --json */
+	{ "assertionResults", NULL },
+	{ "failureMessages", NULL },
 };
 
 /*
@@ -218,6 +370,7 @@ static const char own_failure[] =
 static regex_t builtin_re[NELEM(builtins)][P_N];
 static signed char builtin_ok[NELEM(builtins)][P_N];	/* 1 compiled, -1 not */
 static regex_t mark_re[NELEM(marks)];
+static regex_t region_re[NELEM(regions)][2];
 static regex_t own_failure_re;
 static int marks_ready;
 
@@ -305,12 +458,12 @@ row_first(size_t i, enum side side, const struct text *t,
 	return line;
 }
 
-/* The line marks and own_failure, all at once: every text with a line
- * is marked.  0, or -1 when one does not compile. */
+/* The line marks, the regions and own_failure, all at once: every text
+ * with a line is marked.  0, or -1 when one does not compile. */
 static int
 marks_init(void)
 {
-	size_t n = 0;
+	size_t n = 0, r = 0;
 
 	if (marks_ready)
 		return 0;
@@ -318,12 +471,27 @@ marks_init(void)
 		if (regcomp(&mark_re[n], marks[n].re, REG_EXTENDED |
 		    REG_NEWLINE | (marks[n].icase ? REG_ICASE : 0)) != 0)
 			goto fail;
+	for (; r < NELEM(regions); r++) {
+		if (regcomp(&region_re[r][0], regions[r].start, REG_EXTENDED |
+		    REG_NEWLINE) != 0)
+			goto fail;
+		if (regcomp(&region_re[r][1], regions[r].end, REG_EXTENDED |
+		    REG_NEWLINE) != 0) {
+			regfree(&region_re[r][0]);
+			goto fail;
+		}
+	}
 	if (regcomp(&own_failure_re, own_failure, REG_EXTENDED |
 	    REG_NEWLINE) != 0)
 		goto fail;
 	marks_ready = 1;
 	return 0;
 fail:
+	while (r > 0) {
+		r--;
+		regfree(&region_re[r][0]);
+		regfree(&region_re[r][1]);
+	}
 	while (n > 0)
 		regfree(&mark_re[--n]);
 	return -1;
@@ -350,7 +518,128 @@ classify_compile_all(void)
 	return 0;
 }
 
-/* Mark t's lines (L_*); 0, or -1 when the marks do not compile. */
+/* The first line of t with flag, or -1. */
+static long
+flagged(const struct text *t, int flag)
+{
+	size_t i;
+
+	for (i = 0; t != NULL && i < t->n; i++)
+		if (t->flags[i] & flag)
+			return (long)i;
+	return -1;
+}
+
+/* Whether o is one test's event of a runner's JSON report. */
+static int
+test_event(const cJSON *o)
+{
+	const cJSON *v;
+	size_t i;
+
+	for (i = 0; i < NELEM(test_keys); i++)
+		if ((v = cJSON_GetObjectItemCaseSensitive(o, test_keys[i].key))
+		    != NULL && (test_keys[i].value == NULL ||
+		    (cJSON_IsString(v) &&
+		    strcmp(v->valuestring, test_keys[i].value) == 0)))
+			return 1;
+	return 0;
+}
+
+/* Every string of v, a line break after each, onto b. */
+static void
+strings_of(const cJSON *v, struct sbuf *b, int depth)
+{
+	const cJSON *c;
+
+	if (depth > 16)
+		return;
+	if (cJSON_IsString(v) && v->valuestring != NULL) {
+		sb_add(b, v->valuestring, strlen(v->valuestring));
+		sb_add(b, "\n", 1);
+	}
+	for (c = v->child; c != NULL; c = c->next)
+		strings_of(c, b, depth + 1);
+}
+
+/*
+ * Line i of t, one JSON object, read by what it says: its strings are
+ * marked as lines of their own, and line i takes their L_TEST and
+ * L_FAIL (with the failing test's own line as what it says).  0, or -1
+ * on ENOMEM.
+ */
+static int
+mark_json(struct text *t, size_t i)
+{
+	const char *s = t->clean + t->clean_off[i];
+	size_t n = t->clean_off[i + 1] - t->clean_off[i] - 1, k;
+	struct sbuf b = { 0 };
+	struct text in;
+	cJSON *o;
+	long f;
+	int rc = 0;
+
+	while (n > 0 && is_space((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	while (n > 0 && is_space((unsigned char)s[n - 1]))
+		n--;
+	if (n < 2 || s[0] != '{' || s[n - 1] != '}' ||
+	    (o = cJSON_ParseWithLength(s, n)) == NULL)
+		return 0;
+	if (test_event(o))
+		t->flags[i] |= L_TEST;
+	strings_of(o, &b, 0);
+	cJSON_Delete(o);
+	if (b.oom) {
+		free(b.p);
+		return -1;
+	}
+	if (b.len == 0)
+		return 0;
+	if (text_init(&in, b.p, b.len) == -1) {
+		free(b.p);
+		return -1;
+	}
+	free(b.p);
+	for (k = 0; k < NELEM(marks); k++)
+		if (marks[k].flag & (L_TEST | L_FAIL))
+			re_mark(&mark_re[k], &in, marks[k].flag);
+	if (text_has(&in, L_TEST))
+		t->flags[i] |= L_TEST;
+	if ((f = flagged(&in, L_FAIL)) >= 0 && !(t->flags[i] & L_FAIL)) {
+		t->flags[i] |= L_FAIL;
+		rc = text_say(t, i, line_dup(&in, (size_t)f));
+	}
+	text_free(&in);
+	return rc;
+}
+
+/* Every line of a failing test's report (regions) is L_TEST. */
+static void
+mark_regions(struct text *t)
+{
+	size_t r, i;
+	int in;
+
+	for (r = 0; r < NELEM(regions); r++) {
+		re_mark(&region_re[r][0], t, L_START);
+		re_mark(&region_re[r][1], t, L_END);
+		for (i = 0, in = 0; i < t->n; i++) {
+			if (in && (t->flags[i] & L_END))
+				in = 0;
+			if (!in && (t->flags[i] & L_START))
+				in = 1;
+			if (in)
+				t->flags[i] |= L_TEST;
+			t->flags[i] &= ~(L_START | L_END);
+		}
+	}
+}
+
+/* Mark t's lines (L_*); 0, or -1 when the marks do not compile or on
+ * ENOMEM. */
 static int
 mark_lines(struct text *t)
 {
@@ -362,6 +651,13 @@ mark_lines(struct text *t)
 		return -1;
 	for (i = 0; i < NELEM(marks); i++)
 		re_mark(&mark_re[i], t, marks[i].flag);
+	/* a JSON object on a line: only where one may be (cheap to see) */
+	if (strstr(t->clean, "{\"") != NULL)
+		for (i = 0; i < t->n; i++)
+			if (mark_json(t, i) == -1)
+				return -1;
+	if (text_has(t, L_FAIL))
+		mark_regions(t);
 	return 0;
 }
 
@@ -382,6 +678,7 @@ status_type(int http_status, enum cb_class *cls, const char **type)
 		const char *type;
 	} map[] = {
 		{ 401, "auth" }, { 403, "auth" }, { 402, "billing" },
+		{ 407, "proxy_auth" },
 		{ 429, "rate_limited" }, { 529, "overloaded" },
 		{ 503, "overloaded" }, { 500, "server_error" },
 		{ 502, "server_error" }, { 504, "server_error" },
@@ -510,18 +807,6 @@ struct match {
 	long line;
 	int weak;
 };
-
-/* The first line of t with flag, or -1. */
-static long
-flagged(const struct text *t, int flag)
-{
-	size_t i;
-
-	for (i = 0; t != NULL && i < t->n; i++)
-		if (t->flags[i] & flag)
-			return (long)i;
-	return -1;
-}
 
 /* The adapter's own rows, then the built-in ones, on t within sc;
  * exit_code (-1: none) selects the rows that an exit status names. */

@@ -37,9 +37,13 @@
 
 extern char **environ;
 
-/* git is given a deadline; a repository slow beyond it fails the
- * fingerprint (a warning), it does not hold cbexec. */
+/* The probe as a whole is given a deadline, and each git command what
+ * is left of it and of the --budget (child_bound): a repository slow
+ * beyond it, or a FIFO git was pointed at, fails the fingerprint (a
+ * warning); it does not hold cbexec. */
 #define GIT_TIMEOUT	120.0
+/* Why the last probe failed, when it is known. */
+static char git_why[PATH_MAX * 2 + 64];
 /* More filter drivers than this and the fingerprint is not taken. */
 #define MAX_FILTERS	256
 
@@ -170,15 +174,25 @@ typedef int (*sink_fn)(void *ctx, const char *p, size_t n);
  * interrupted.
  */
 static int
-run_git(const char *const *args, char **env, sink_fn sink, void *ctx)
+run_git(const char *const *args, char **env, double until, sink_fn sink,
+    void *ctx)
 {
 	int fd, st, rc;
 	pid_t pid;
 
+	/* Nothing left of the probe's time or of the budget: not started. */
+	if ((until = child_bound(until)) <= mono_now()) {
+		snprintf(git_why, sizeof(git_why), "no time left for git");
+		return -1;
+	}
 	pid = child_spawn((char *const *)args, env, CHILD_ERR_NULL, 1, &fd);
 	if (pid == -1)
 		return -1;
-	rc = child_wait(pid, fd, mono_now() + GIT_TIMEOUT, 1, sink, ctx, &st);
+	rc = child_wait(pid, fd, until, 1, sink, ctx, &st);
+	if (rc == CHILD_TIMEOUT)
+		snprintf(git_why, sizeof(git_why), "git %s did not finish in "
+		    "time (a FIFO it reads? killed)", args[1][0] == '-' ?
+		    args[2] : args[1]);
 	if (rc != CHILD_EXITED || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
@@ -218,7 +232,7 @@ names_sink(void *ctx, const char *p, size_t n)
  * required one is not an error.
  */
 static int
-neutralise_filters(struct gitenv *e)
+neutralise_filters(struct gitenv *e, double until)
 {
 	static const char *const args[] = {
 		"git", "config", "-z", "--name-only", "--get-regexp",
@@ -237,7 +251,7 @@ neutralise_filters(struct gitenv *e)
 	/* The environment so far, sealed for this one run. */
 	if (env_seal(e) == -1)
 		return -1;
-	rc = run_git(args, e->v, names_sink, &nm);
+	rc = run_git(args, e->v, until, names_sink, &nm);
 	free(e->v[--e->n]);
 	e->v[e->n] = NULL;
 	/* 1: no filter is configured at all. */
@@ -287,21 +301,27 @@ capture_sink(void *ctx, const char *p, size_t n)
 }
 
 /* A .git entry in the working directory or above it, not past a
- * directory named in GIT_CEILING_DIRECTORIES. */
+ * directory named in GIT_CEILING_DIRECTORIES; top (PATH_MAX bytes, may
+ * be NULL) gets the directory that holds it ("" when not known). */
 static int
-has_dot_git(void)
+has_dot_git(char *top)
 {
 	char dir[PATH_MAX], probe[PATH_MAX + 8], *slash;
 	const char *ceil = getenv("GIT_CEILING_DIRECTORIES");
 	struct stat st;
 	size_t n;
 
+	if (top != NULL)
+		top[0] = '\0';
 	if (getcwd(dir, sizeof(dir)) == NULL)
 		return 1;	/* cannot tell: let git decide */
 	for (;;) {
 		snprintf(probe, sizeof(probe), "%s/.git", dir);
-		if (lstat(probe, &st) == 0)
+		if (lstat(probe, &st) == 0) {
+			if (top != NULL)
+				memcpy(top, dir, strlen(dir) + 1);
 			return 1;
+		}
 		if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
 			break;
 		*slash = '\0';
@@ -317,7 +337,73 @@ has_dot_git(void)
 		}
 	}
 	snprintf(probe, sizeof(probe), "/.git");
-	return lstat(probe, &st) == 0;
+	if (lstat(probe, &st) != 0)
+		return 0;
+	if (top != NULL)
+		snprintf(top, PATH_MAX, "/");
+	return 1;
+}
+
+/*
+ * git opens the files below with a blocking open(2), and one of them the
+ * command replaced by a FIFO would hold git until its deadline: each is
+ * looked at first (lstat), and the probe is not taken when one is there
+ * and is not a regular file (a directory where one is expected included).
+ * What this cannot see -- a .gitignore deeper in the tree, a file an
+ * include.path or core.excludesFile names -- the deadline bounds.
+ */
+static const char *const git_files[] = {
+	"config", "HEAD", "index", "info/exclude", "info/attributes",
+};
+static const char *const tree_files[] = { ".gitignore", ".gitattributes" };
+
+static int
+not_regular(const char *dir, const char *name, char *why, size_t len)
+{
+	struct stat st;
+
+	snprintf(why, len, "%s%s%s", dir, *dir != '\0' ? "/" : "", name);
+	return lstat(why, &st) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISLNK(st.st_mode);
+}
+
+static int
+git_files_safe(void)
+{
+	char top[PATH_MAX], gd[PATH_MAX + 8], why[PATH_MAX * 2];
+	const char *env = getenv("GIT_DIR");
+	struct stat st;
+	size_t i;
+
+	has_dot_git(top);
+	if (env != NULL)
+		snprintf(gd, sizeof(gd), "%s", env);
+	else if (top[0] != '\0')
+		snprintf(gd, sizeof(gd), "%s/.git", strcmp(top, "/") == 0 ?
+		    "" : top);
+	else
+		gd[0] = '\0';
+	/* A .git file (a worktree's, a submodule's) names its directory
+	 * elsewhere: only the work tree's files are looked at then. */
+	if (gd[0] != '\0' && lstat(gd, &st) == 0 && S_ISDIR(st.st_mode))
+		for (i = 0; i < NELEM(git_files); i++)
+			if (not_regular(gd, git_files[i], why, sizeof(why)))
+				goto bad;
+	for (i = 0; i < NELEM(tree_files); i++)
+		if (not_regular("", tree_files[i], why, sizeof(why)) ||
+		    (top[0] != '\0' && not_regular(top, tree_files[i], why,
+		    sizeof(why))))
+			goto bad;
+	return 1;
+bad:
+	snprintf(git_why, sizeof(git_why), "%s is not a regular file", why);
+	return 0;
+}
+
+const char *
+progress_git_error(void)
+{
+	return git_why[0] != '\0' ? git_why : NULL;
 }
 
 int
@@ -332,13 +418,17 @@ progress_in_git(void)
 
 	/* Asking git costs a fork and an exec on every invocation; look for
 	 * a .git first and ask only when one is there. */
-	if (getenv("GIT_DIR") == NULL && !has_dot_git())
+	if (getenv("GIT_DIR") == NULL && !has_dot_git(NULL))
 		return 0;
+	/* A work tree whose files git would hang on: the probe says so
+	 * at each run (its fingerprint fails), never a quiet "exit". */
+	if (!git_files_safe())
+		return 1;
 	if (env_init(&e) == -1 || env_seal(&e) == -1) {
 		env_free(&e);
 		return 0;
 	}
-	rc = run_git(args, e.v, capture_sink, &c);
+	rc = run_git(args, e.v, mono_now() + GIT_TIMEOUT, capture_sink, &c);
 	env_free(&e);
 	if (rc != 0)
 		return 0;
@@ -477,31 +567,33 @@ progress_git_except(char hex[DIGEST_HEX_LEN + 1], const char *skip)
 	};
 	struct dsink s = { NULL, 0, NULL, 0, 0, skip };
 	struct gitenv e;
+	double until = mono_now() + GIT_TIMEOUT;
 	char **env;
 	int rc;
 
-	if (env_init(&e) == -1)
+	git_why[0] = '\0';
+	if (!git_files_safe() || env_init(&e) == -1)
 		return -1;
-	if (neutralise_filters(&e) == -1 || env_seal(&e) == -1 ||
+	if (neutralise_filters(&e, until) == -1 || env_seal(&e) == -1 ||
 	    (s.d = digest_new()) == NULL) {
 		env_free(&e);
 		return -1;
 	}
 	env = e.v;
 	/* Exit 1 with no output: a repository without commits yet. */
-	if ((rc = run_git(head, env, digest_sink, &s)) != 0 && rc != 1)
+	if ((rc = run_git(head, env, until, digest_sink, &s)) != 0 && rc != 1)
 		goto fail;
 	if (section_end(&s) == -1)
 		goto fail;
 	if (rc == 0) {
-		if (run_git(diff_head, env, digest_sink, &s) != 0)
+		if (run_git(diff_head, env, until, digest_sink, &s) != 0)
 			goto fail;
-	} else if (run_git(diff_cached, env, digest_sink, &s) != 0 ||
+	} else if (run_git(diff_cached, env, until, digest_sink, &s) != 0 ||
 	    section_end(&s) == -1 ||
-	    run_git(diff_tree, env, digest_sink, &s) != 0)
+	    run_git(diff_tree, env, until, digest_sink, &s) != 0)
 		goto fail;
 	if (section_end(&s) == -1 ||
-	    run_git(others, env, untracked_sink, &s) != 0 ||
+	    run_git(others, env, until, untracked_sink, &s) != 0 ||
 	    (s.plen > 0 && hash_untracked(&s) == -1) ||
 	    section_end(&s) == -1)
 		goto fail;

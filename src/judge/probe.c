@@ -187,18 +187,30 @@ progress_cmd(const char *cmd, double timeout, struct status_report *r,
 	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
 	char out[CMD_MAX_OUTPUT + 1];
 	struct capture c = { out, 0 };
+	double at = timeout > 0 ? mono_now() + timeout : 0;
+	double until = child_bound(at);
 	int fd, st, rc;
 	pid_t pid;
 
+	/* What is left of the --budget bounds it too; none left: not run. */
+	if (until > 0 && until <= mono_now()) {
+		seterr(err, errlen, "progress command not run: the --budget "
+		    "is spent");
+		return -1;
+	}
 	if ((pid = child_spawn(argv, environ, CHILD_ERR_KEEP, 1, &fd)) == -1) {
 		seterr(err, errlen, "progress command: %s", strerror(errno));
 		return -1;
 	}
 	/* Whatever it left in its group is killed once it is done. */
-	rc = child_wait(pid, fd, timeout > 0 ? mono_now() + timeout : 0, 1,
-	    capture_sink, &c, &st);
+	rc = child_wait(pid, fd, until, 1, capture_sink, &c, &st);
 	if (rc == -1) {
 		seterr(err, errlen, "progress command: %s", strerror(errno));
+		return -1;
+	}
+	if (rc == CHILD_TIMEOUT && until != at) {
+		seterr(err, errlen, "progress command killed: the --budget "
+		    "ran out");
 		return -1;
 	}
 	if (rc == CHILD_TIMEOUT) {

@@ -15,7 +15,8 @@
  * Delays, relative:
  *   "retryDelay": "12s", retryDelayMs: 12000, "retry_delay_ms":518,
  *   retry-after: 2, "Please retry in 12.3s", "Suggested retry after 12s",
- *   "Retrying after 14380ms", "try again in 6m0s", "resets_in_seconds": 60
+ *   "Retrying after 14380ms", "try again in 6m0s", "resets_in_seconds": 60,
+ *   "Your quota will reset after 2h52m39s.", "resets in 3h 12m"
  *
  * A time of day without a date is the next such time: today's if it is
  * at most 15 minutes past (a reset printed to the minute is reached a few
@@ -70,7 +71,7 @@ word(const char *p, const char *w)
 
 /*
  * A duration as agents write one: "12.345s", "900ms", "6m0s", "1h2m",
- * "2 seconds", "3 minutes"; a bare number is in unit seconds (1 or
+ * "2h52m39s", "3h 12m", "2 seconds", "3 minutes", "1d4h"; a bare number is in unit seconds (1 or
  * 0.001).  Returns the end, or NULL.
  */
 static const char *
@@ -84,7 +85,9 @@ duration(const char *p, double unit, double *secs)
 		{ "millisecond", 0.001 }, { "seconds", 1 }, { "second", 1 },
 		{ "secs", 1 }, { "sec", 1 }, { "s", 1 }, { "minutes", 60 },
 		{ "minute", 60 }, { "mins", 60 }, { "min", 60 }, { "m", 60 },
-		{ "hours", 3600 }, { "hour", 3600 }, { "h", 3600 },
+		{ "hours", 3600 }, { "hour", 3600 }, { "hrs", 3600 },
+		{ "hr", 3600 }, { "h", 3600 }, { "days", 86400 },
+		{ "day", 86400 }, { "d", 86400 },
 	};
 	const char *q, *u;
 	double v, total = 0;
@@ -104,7 +107,8 @@ duration(const char *p, double unit, double *secs)
 		}
 		total += v * units[i].s;
 		parts++;
-		p = q;
+		/* "3h 12m", "2 hours 5 minutes": the parts may be spaced */
+		p = is_digit((unsigned char)*skip_space(q)) ? skip_space(q) : q;
 	}
 	if (parts == 0)
 		return NULL;
@@ -286,6 +290,8 @@ first_hint(const char *s, enum hint kind, double now, double *v)
 		{ "retryDelay", H_SECS }, { "retry in ", H_SECS },
 		{ "retry after ", H_SECS }, { "retrying after ", H_SECS },
 		{ "try again in ", H_SECS }, { "retry-after", H_SECS },
+		{ "reset after ", H_SECS }, { "resets after ", H_SECS },
+		{ "reset in ", H_SECS }, { "resets in ", H_SECS },
 		{ "resets_in_seconds", H_SECS },
 	};
 	const char *p, *best = NULL;

@@ -177,6 +177,11 @@ text_cap_lines(const struct text *t, size_t cap, struct text *out)
 void
 text_free(struct text *t)
 {
+	size_t i;
+
+	for (i = 0; t->said != NULL && i < t->n; i++)
+		free(t->said[i]);
+	free(t->said);
 	free(t->raw);
 	free(t->clean);
 	free(t->raw_off);
@@ -407,12 +412,32 @@ status_first(const char *code, const struct text *t, int skip, int need)
 	return -1;
 }
 
+int
+text_say(struct text *t, size_t i, char *s)
+{
+	if (s == NULL)
+		return -1;
+	if (t->said == NULL && (t->said = calloc(t->n, sizeof(*t->said))) ==
+	    NULL) {
+		free(s);
+		return -1;
+	}
+	free(t->said[i]);
+	t->said[i] = s;
+	return 0;
+}
+
 /* Line i of t, trimmed and capped, as a malloc'd string. */
 char *
 line_dup(const struct text *t, size_t i)
 {
 	const char *s = t->raw + t->raw_off[i];
 	size_t n = t->raw_off[i + 1] - t->raw_off[i] - 1;
+
+	if (t->said != NULL && t->said[i] != NULL) {
+		s = t->said[i];
+		n = strlen(s);
+	}
 
 	while (n > 0 && is_space((unsigned char)s[n - 1]))
 		n--;

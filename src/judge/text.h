@@ -61,7 +61,9 @@ enum {
 	L_NOISE = 1,	/* a warning or fall-back notice: never a verdict */
 	L_TEST = 2,	/* a test runner's result or assertion line */
 	L_PROVIDER = 4,	/* in a provider's or HTTP client's own shape */
-	L_FAIL = 8	/* a failing test's own line (its name) */
+	L_FAIL = 8,	/* a failing test's own line (its name) */
+	L_START = 16,	/* while marking: a region starts, ends here */
+	L_END = 32
 };
 
 /* A tail made matchable: raw for messages, clean (no ANSI) for regexes. */
@@ -70,6 +72,10 @@ struct text {
 	size_t *raw_off, *clean_off;	/* line starts, n + 1 entries */
 	size_t n;
 	unsigned char *flags;		/* per line: L_* */
+	char **said;			/* per line, or NULL: what it says
+					 * once read (a runner's JSON event:
+					 * the line its string holds), for
+					 * messages */
 };
 
 /* text.c */
@@ -93,7 +99,11 @@ int text_has(const struct text *t, int flag);
  * number is never one. */
 long status_first(const char *code, const struct text *t, int skip,
     int need);
-/* Line i of t, trimmed and capped, as a malloc'd string. */
+/* Line i of t says s (malloc'd, taken; NULL is ENOMEM): line_dup gives
+ * s for it.  0, or -1 on ENOMEM. */
+int text_say(struct text *t, size_t i, char *s);
+/* Line i of t (what it says, when text_say said), trimmed and capped, as
+ * a malloc'd string. */
 char *line_dup(const struct text *t, size_t i);
 /* The last non-blank line of t without any of the flags skip, else a copy
  * of fallback. */

@@ -184,16 +184,18 @@ hook_sink(void *ctx, const char *p, size_t n)
 
 static void
 hook_wait(struct reporter *r, const char *what, pid_t pid, int fd,
-    double timeout)
+    double at, double timeout)
 {
 	struct hook_out h = { .r = r, .lb = { .n = 0 } };
+	double until = child_bound(at);
 	int status = 0, rc;
 	char sb[16];
 
-	rc = child_wait(pid, fd, mono_now() + timeout, 0, hook_sink, &h,
-	    &status);
+	rc = child_wait(pid, fd, until, 0, hook_sink, &h, &status);
 	hook_output(r, &h.lb, NULL, 0, 1);
-	if (rc == CHILD_TIMEOUT)
+	if (rc == CHILD_TIMEOUT && until != at)
+		report_warn(r, "%s killed: the --budget ran out", what);
+	else if (rc == CHILD_TIMEOUT)
 		report_warn(r, "%s timed out after %gs; killed", what, timeout);
 	else if (rc == CHILD_INTERRUPTED)
 		report_warn(r, "%s interrupted; killed", what);
@@ -217,6 +219,7 @@ spawn_hook(struct reporter *r, const char *what, const char *cmd,
 {
 	double timeout = r->hook_timeout > 0 ? r->hook_timeout : HOOK_TIMEOUT;
 	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+	double at = mono_now() + timeout;
 	size_t i;
 	pid_t pid;
 	int fd;
@@ -225,12 +228,17 @@ spawn_hook(struct reporter *r, const char *what, const char *cmd,
 		report_warn(r, "%s: %s", what, strerror(ENOMEM));
 		return;
 	}
+	/* What is left of the --budget bounds it too (SPEC §11): once the
+	 * budget is spent, it is not started. */
+	if (child_bound(at) <= mono_now())
+		report_warn(r, "%s not run: the --budget is spent", what);
 	/* Its own group, so the deadline's kill(-pid) takes whatever it
 	 * started along with it; stdout and stderr on one pipe. */
-	if ((pid = child_spawn(argv, envp, CHILD_ERR_PIPE, 1, &fd)) == -1)
+	else if ((pid = child_spawn(argv, envp, CHILD_ERR_PIPE, 1, &fd)) ==
+	    -1)
 		report_warn(r, "%s: %s", what, strerror(errno));
 	else
-		hook_wait(r, what, pid, fd, timeout);
+		hook_wait(r, what, pid, fd, at, timeout);
 	for (i = nb; envp[i] != NULL; i++)
 		free(envp[i]);
 	free(envp);

@@ -102,16 +102,18 @@ report_run(struct reporter *r, const struct run_report *rr)
 			    "was closed downstream" : "--ignore-exit-codes");
 		else if (failed)
 			/* "timeout: ...", never "timeout timeout: ..." */
-			say(r, NULL, "run %ld %s after %.2fs%s: %s%s%s%s%s",
+			say(r, NULL, "run %ld %s after %.2fs%s: %s%s%s%s%s%s",
 			    rr->iteration, how, rr->duration, used,
 			    class_name(c->cls), strcmp(class_name(c->cls),
 			    c->type) != 0 ? " " : "", strcmp(class_name(c->cls),
 			    c->type) != 0 ? c->type : "",
 			    c->message != NULL ? ": " : "",
-			    c->message != NULL ? c->message : "");
+			    c->message != NULL ? c->message : "",
+			    rr->complete ? " (its status said complete)" : "");
 		else
-			say(r, NULL, "run %ld %s after %.2fs%s%s",
-			    rr->iteration, how, rr->duration, used, tail);
+			say(r, NULL, "run %ld %s after %.2fs%s%s%s",
+			    rr->iteration, how, rr->duration, used, tail,
+			    rr->complete ? ": complete" : "");
 	}
 
 	if ((o = log_new(r, "run")) == NULL)
@@ -134,6 +136,7 @@ report_run(struct reporter *r, const struct run_report *rr)
 	add_str(o, "message", msg);
 	free(msg);
 	cJSON_AddBoolToObject(o, "progress", rr->progress != 0);
+	cJSON_AddBoolToObject(o, "complete", rr->complete != 0);
 	if (rr->ignored)
 		cJSON_AddTrueToObject(o, "ignored");
 	if (rr->usage != NULL)
@@ -174,6 +177,18 @@ report_event(struct reporter *r, const char *event, const char *reason)
 		say(r, NULL, "%s%s%s", event, has ? ": " : "",
 		    has ? reason : "");
 	log_reason(r, event, reason);
+}
+
+void
+report_notice(struct reporter *r, const char *event, const char *msg,
+    int logged)
+{
+	if (!logged && r->verbosity > -2) {
+		fputs("cbexec: ", stderr);
+		text_put(stderr, msg);
+		fputc('\n', stderr);
+	}
+	log_reason(r, event, msg);
 }
 
 void

@@ -434,7 +434,9 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 	fputc('\n', f);
 	ROW(f, "total opens:", "%ld", s->total_opens);
 	if (last >= 0)
-		ROW(f, "last run:", "%s", when(last, now, w, sizeof(w)));
+		ROW(f, "last run:", "%s%s", when(last, now, w, sizeof(w)),
+		    s->complete ? "   (complete: its status said the work is "
+		    "done)" : "");
 	if (s->last_success_at >= 0)
 		ROW(f, "last success:", "%s",
 		    when(s->last_success_at, now, w, sizeof(w)));
@@ -598,6 +600,8 @@ history_line(FILE *f, const struct cb_event *e, int digits, int kind_w)
 		if (e->exit_code >= 0)
 			fprintf(f, "exit %d, ", e->exit_code);
 		fputs(e->progress > 0 ? "progress" : "no progress", f);
+		if (e->complete)
+			fputs(", complete", f);
 		break;
 	default:
 		break;
@@ -836,6 +840,7 @@ status_all_json(FILE *f, const struct status_row *rows, size_t n)
 			add_time(o, "last_run_at", last_run_of(s));
 			cJSON_AddNumberToObject(o, "iteration",
 			    (double)s->iteration);
+			cJSON_AddBoolToObject(o, "complete", s->complete);
 			if (rows[i].running_pid > 0) {
 				cJSON_AddTrueToObject(o, "running");
 				cJSON_AddNumberToObject(o, "pid",

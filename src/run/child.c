@@ -20,6 +20,8 @@
  * has exited reads only what is there already: a background process it
  * left holding the pipe cannot keep cbexec waiting.  A deadline or an
  * interrupt kills the helper's group and the helper, then reaps it.
+ * Whatever deadline the caller gives, the end of the --budget comes
+ * first when it is sooner (child_budget).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +48,9 @@ child_exec(char *const argv[], char *const envp[], int out,
 	/* A kill -9 of cbexec must not leave a hanging helper behind. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
 		_exit(127);
+	/* Guarded before it runs anything: a helper that stops cbexec
+	 * still dies by the budget's end. */
+	watch_claim(WATCH_HELPER);
 	if (out < 3 && (out = fcntl(out, F_DUPFD_CLOEXEC, 3)) == -1)
 		_exit(127);
 	/* Not O_CLOEXEC: with fd 0 closed in cbexec, nul is 0 itself. */
@@ -79,8 +84,12 @@ child_spawn(char *const argv[], char *const envp[], enum child_err err,
 	int p[2], e;
 
 	/* The helper runs under a watchdog: made now if none runs (none
-	 * yet, or let go after the last run). */
+	 * yet, or let go after the last run), and kept to the budget's end
+	 * until child_wait() says its own deadline. */
 	watch_resume();
+	watch_arm(WATCH_HELPER);
+	watch_deadline(WATCH_HELPER, SIGKILL, child_bound(0), 0,
+	    WATCH_DEADLINE);
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
 	sigfillset(&all);
@@ -111,6 +120,24 @@ child_reap(pid_t pid, int *status)
 		if (errno != EINTR)
 			return -1;
 	return 0;
+}
+
+/* The end of the invocation's --budget (mono_now() clock; 0: none):
+ * no helper's wait goes past it (SPEC §11, "Every wait is bounded"). */
+static double budget_end;
+
+void
+child_budget(double deadline)
+{
+	budget_end = deadline;
+}
+
+double
+child_bound(double at)
+{
+	if (budget_end > 0 && (at <= 0 || budget_end < at))
+		return budget_end;
+	return at;
 }
 
 #define SLICE_MS	50		/* how often a running helper is checked */
@@ -170,7 +197,11 @@ child_wait(pid_t pid, int fd, double deadline, int kill_group,
 
 	if (fd >= 0)
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	deadline = child_bound(deadline);
 	watch_group(WATCH_HELPER, pid);
+	/* Kept by the watchdog too: a helper that stops cbexec does not
+	 * outlive its deadline. */
+	watch_deadline(WATCH_HELPER, SIGKILL, deadline, 0, WATCH_DEADLINE);
 	sup_hold();
 	for (;;) {
 		ms = fd >= 0 ? SLICE_MS : nap;
@@ -219,9 +250,11 @@ child_wait(pid_t pid, int fd, double deadline, int kill_group,
 	if (fd >= 0)
 		close(fd);
 	sup_release();
+	/* Let go before the reap: until then the zombie holds its pid, so
+	 * the watchdog can never signal a new process of that number. */
+	watch_group(WATCH_HELPER, 0);
 	if (child_reap(pid, status) == -1)
 		return -1;
-	watch_group(WATCH_HELPER, 0);
 	if (rc == CHILD_EXITED && bad)
 		return errno = ENOMEM, -1;
 	return rc;

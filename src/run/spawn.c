@@ -106,6 +106,9 @@ spawn_child(char **argv, char **envp, int fg_tty, int out, int err,
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		if (getppid() != parent)
 			_exit(127);
+		/* Guarded by the watchdog, deadlines and all, before the
+		 * command can stop or leave cbexec (watchdog.c). */
+		watch_claim(WATCH_RUN);
 		if (out != -1 && dup2(out, STDOUT_FILENO) == -1)
 			goto fail;
 		if (err != -1 && dup2(err, STDERR_FILENO) == -1)

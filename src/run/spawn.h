@@ -41,7 +41,43 @@ void spawn_kill_leftovers(pid_t pgid, int sig);
  */
 enum { WATCH_RUN, WATCH_HELPER, WATCH_SLOTS };
 int watch_start(void);
+/*
+ * A group to guard in slot: watch_arm() before the fork clears the slot
+ * (no group, no deadline), its deadlines are set, and the child names
+ * itself there with watch_claim() before it execs, so the group is
+ * guarded before it can run anything; watch_group() sets it from the
+ * parent too, or lets it go (0).
+ */
+void watch_arm(int slot);
+void watch_claim(int slot);
 void watch_group(int slot, pid_t pgid);
+/*
+ * The deadlines the watchdog keeps for the group in slot, should cbexec
+ * be stopped (SIGSTOP) or late past them: sig at sig_at (mono_now()
+ * clock, 0: none; with sig 0 no signal, only the SIGKILL), SIGKILL
+ * kill_after seconds after it (0: none); why says which limit sig_at is
+ * (watch_fired hands it back).  watch_lease: SIGKILL at at, the local
+ * deadline of a shared store's lease (0: none).  watch_sent: cbexec sent
+ * sig itself (0: none), and its own SIGKILL is due at kill_at (0: none
+ * said).
+ * watch_quiet: nothing of the group is left to end; its deadlines go.
+ */
+enum { WATCH_TIMEOUT = 1, WATCH_BUDGET, WATCH_DEADLINE };
+void watch_deadline(int slot, int sig, double sig_at, double kill_after,
+    int why);
+void watch_lease(int slot, double at);
+void watch_sent(int slot, int sig, double kill_at);
+void watch_quiet(int slot);
+/* What was sent to the group in slot, by cbexec and by the watchdog
+ * (WATCH_*), and in *why (may be NULL) the limit its deadline was. */
+enum {
+	WATCH_SENT = 1, WATCH_KILLED = 2,	/* cbexec did */
+	WATCH_WD_SENT = 4, WATCH_WD_KILLED = 8,	/* the watchdog did */
+	WATCH_WD_LEASE = 16,			/* ... for the lease */
+	WATCH_WD_AFTER = 32	/* ... after the leader had exited: only
+				 * leftovers, the run was no timeout */
+};
+int watch_fired(int slot, int *why);
 void watch_release(void);	/* no group to guard: it may exit now */
 void watch_want(void);		/* runs are guarded from now on */
 void watch_resume(void);	/* one wanted and none running: a new one */

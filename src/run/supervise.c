@@ -106,6 +106,8 @@ group_kill(struct run *r, int sig)
 {
 	if (sig == 0)
 		return;
+	/* The watchdog need not send it again (watchdog.c). */
+	watch_sent(WATCH_RUN, sig, 0);
 	r->res->signalled_by_us = 1;
 	kill(-r->pid, sig);
 	/* The command may have left its group (setsid); reach it too. */
@@ -116,6 +118,23 @@ group_kill(struct run *r, int sig)
 		kill(-r->pid, SIGCONT);
 		kill(r->pid, SIGCONT);
 	}
+}
+
+/* What the watchdog did while cbexec was stopped or late, as a result. */
+static void
+watch_ended(struct run *r)
+{
+	int why, did = watch_fired(WATCH_RUN, &why);
+
+	/* Only when the watchdog was first: a stop cbexec began itself
+	 * (an interrupt, a cap) keeps its own meaning. */
+	if (!(did & (WATCH_WD_SENT | WATCH_WD_KILLED)) ||
+	    (did & (WATCH_SENT | WATCH_WD_LEASE | WATCH_WD_AFTER)))
+		return;
+	r->res->timed_out = 1;
+	r->res->signalled_by_us = 1;
+	if (why == WATCH_BUDGET)
+		r->res->budget_expired = 1;
 }
 
 static void
@@ -161,6 +180,8 @@ start_drain(struct run *r)
 	int i;
 
 	r->phase = DRAIN;
+	/* Nothing of the run is alive: no deadline is left to keep. */
+	watch_quiet(WATCH_RUN);
 	ev_timer_stop(sup_loop, &r->t_poll);
 	ev_timer_stop(sup_loop, &r->t_kill);
 	ptimer_stop(sup_loop, &t_timeout);
@@ -195,6 +216,8 @@ check_leftovers(struct run *r)
 			ev_timer_start(sup_loop, &r->t_kill);
 		} else
 			r->cleanup_kill = 1;
+		watch_sent(WATCH_RUN, r->cleanup_kill ? SIGKILL : SIGTERM,
+		    r->cleanup_kill ? 0 : r->cleanup_at + r->cfg->kill_after);
 		kill(-r->pid, r->cleanup_kill ? SIGKILL : SIGTERM);
 		if (!r->cleanup_kill)
 			kill(-r->pid, SIGCONT);
@@ -273,6 +296,9 @@ on_child(struct ev_loop *l, ev_child *w, int revents)
 	ev_child_stop(sup_loop, w);
 	r->reaped = 1;
 	r->res->duration = mono_now() - r->start;
+	/* Stopped past a deadline, cbexec did not end the run; the
+	 * watchdog did: a time limit all the same (SPEC §11). */
+	watch_ended(r);
 	if (WIFEXITED(w->rstatus))
 		r->res->exit_code = WEXITSTATUS(w->rstatus);
 	else if (WIFSIGNALED(w->rstatus))
@@ -334,6 +360,8 @@ run_stop(struct run *r, int sig)
 	if (r->cfg->kill_after > 0) {
 		ev_timer_set(&r->t_kill, r->cfg->kill_after, 0);
 		ev_timer_start(sup_loop, &r->t_kill);
+		/* ... and the watchdog sends it should cbexec be stopped. */
+		watch_sent(WATCH_RUN, 0, mono_now() + r->cfg->kill_after);
 	}
 }
 
@@ -453,6 +481,9 @@ until_arm(struct run *r)
 	ev_timer_set(&r->t_until, at - mono_now() > 0 ? at - mono_now() : 0,
 	    0);
 	ev_timer_start(sup_loop, &r->t_until);
+	/* A stopped cbexec renews nothing: the run must still be dead
+	 * before the lease can lapse. */
+	watch_lease(WATCH_RUN, at);
 }
 
 /* The caller's keepalive; when it fails, the run ends now. */
@@ -507,6 +538,28 @@ static void
 on_until(struct ev_loop *l, ev_timer *w, int revents)
 {
 	keepalive(w->data);
+}
+
+/*
+ * The run's limits, kept by the watchdog too, set before the fork: a
+ * command that stops cbexec (kill -STOP $PPID) stops cbexec's timers,
+ * never the watchdog's.
+ */
+static void
+watch_limits(const struct run *r)
+{
+	const struct sup_cfg *c = r->cfg;
+
+	watch_arm(WATCH_RUN);
+	if (c->timeout > 0 && (c->deadline <= 0 ||
+	    r->start + c->timeout < c->deadline))
+		watch_deadline(WATCH_RUN, c->signal, r->start + c->timeout,
+		    c->kill_after, WATCH_TIMEOUT);
+	else if (c->deadline > 0)
+		watch_deadline(WATCH_RUN, c->signal, c->deadline,
+		    c->kill_after, WATCH_BUDGET);
+	if (c->keepalive != NULL && c->keepalive_until != NULL)
+		watch_lease(WATCH_RUN, c->keepalive_until(c->keepalive_arg));
 }
 
 /* The watchers and timers of run r, just forked. */
@@ -566,6 +619,7 @@ run_arm(struct run *r)
 			limit = left;
 		ptimer_start(sup_loop, &t_budget, r->cfg->deadline);
 	}
+
 	if (limit > 0) {
 		ev_timer_set(&r->t_prepare, limit * 0.75, 0);
 		ev_timer_start(sup_loop, &r->t_prepare);
@@ -808,6 +862,22 @@ setup_output(int i)
 	grow_pipe(fd);
 }
 
+/*
+ * libev's own system calls failed where it cannot go on (no descriptor
+ * left for its signal pipe or epoll, under a small ulimit -n): it would
+ * abort.  cbexec's failure instead: the message and 125.  What a run had
+ * started, the watchdog kills when cbexec is gone.
+ */
+static void
+on_syserr(const char *msg)
+{
+	int e = errno;
+
+	fprintf(stderr, "cbexec: %s: %s\n", msg, strerror(e));
+	fflush(stderr);
+	_exit(125);
+}
+
 int
 sup_init(void)
 {
@@ -828,6 +898,7 @@ sup_init(void)
 	watch_want();
 	if (spawn_init(sigs, n) == -1)
 		return -1;
+	ev_set_syserr_cb(on_syserr);
 	if ((sup_loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {
 		errno = ENOMEM;
 		return -1;
@@ -896,6 +967,10 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 	r.fg_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
 	r.start = mono_now();
+	/* The watchdog first, with the run's deadlines: the command may
+	 * stop cbexec as soon as it runs. */
+	watch_resume();
+	watch_limits(&r);
 	if (spawn_child(cfg->argv, cfg->envp, r.fg_tty, op[1], ep[1], &r.pid,
 	    &res->exec_errno) == -1)
 		goto fail;
@@ -905,15 +980,14 @@ sup_run(const struct sup_cfg *cfg, struct sup_result *res)
 		close(ep[1]);
 	op[1] = ep[1] = -1;
 	if (res->exec_errno != 0) {
+		/* The child named itself to the watchdog and is reaped. */
+		watch_group(WATCH_RUN, 0);
 		for (i = 0; i < 2; i++)
 			relay_free(&r.s[i]);
 		res->duration = mono_now() - r.start;
 		return 0;
 	}
 
-	/* Made now, while the command's loader maps it, not before the
-	 * spawn: the clone costs cbexec the time it would wait anyway. */
-	watch_resume();
 	watch_group(WATCH_RUN, r.pid);
 	cur = &r;
 	/* The loop's clock may be stale after time spent outside it

@@ -47,9 +47,26 @@
  * (setsid, setpgid) before cbexec died: while cbexec lives it kills those
  * too (spawn.c); after a kill -9 only a cgroup or a PID namespace could
  * find them, which an unprivileged cbexec does not have.
+ *
+ * It also keeps the deadlines of what it guards (SPEC §11, "Every wait is
+ * bounded"): a command that stops cbexec (kill -STOP $PPID) stops its
+ * timers, never the watchdog's, which no signal aimed at cbexec or at the
+ * command's group reaches.  cbexec writes each group's deadlines into the
+ * shared page -- the signal and when (--timeout or --budget, whichever
+ * comes first), --kill-after, a shared store's lease -- and what it has
+ * sent itself; the watchdog sleeps until the next one, woken through the
+ * pipe only when cbexec moves one earlier than the time it sleeps to.
+ * When one comes and cbexec has not acted on it, the watchdog acts: at
+ * once when cbexec is stopped (its /proc stat says T), else a second
+ * later (cbexec merely late acts first), sending the signal as cbexec
+ * would (and SIGCONT), SIGKILL at --kill-after, and noting what it did
+ * so that cbexec, once continued, records the run as the timeout it was.
+ * Its system calls are made without the C library (wd_sys): a call that
+ * fails must not write errno, which is cbexec's while cbexec runs.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -57,56 +74,308 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "spawn.h"
 
 #define STACK_SIZE (16 * 1024)
+/* How late cbexec may be, running but not stopped, before the watchdog
+ * acts for it; and how often it looks again meanwhile. */
+#define WD_GRACE	1000000000LL
+#define WD_RECHECK	100000000LL
 
 static int watch_fd = -1;
 static int wanted;		/* watch_want(): runs are guarded */
 pid_t watch_pid;
 int watch_waitable;
-/* The groups to kill, in a page shared with the watchdog however it was
- * made (MAP_SHARED survives a fork too). */
-static pid_t *slots;
+
+/* What the watchdog keeps for each group, times in nanoseconds on
+ * CLOCK_MONOTONIC (mono_now()'s clock), 0 for none. */
+struct wslot {
+	pid_t pgid;		/* 0: nothing to guard */
+	int sig;		/* sent at sig_at (0: none) */
+	int why;		/* WATCH_TIMEOUT, WATCH_BUDGET, ... */
+	int done;		/* WATCH_SENT | WATCH_KILLED | WATCH_WD_* */
+	long long sig_at, kill_after, kill_at, lease_at;
+};
+/* In a page shared with the watchdog however it was made (MAP_SHARED
+ * survives a fork too). */
+static struct wpage {
+	struct wslot s[WATCH_SLOTS];
+	unsigned gen;		/* moved by cbexec after each change */
+	long long sleep_until;	/* the watchdog's next look; 0: none */
+} *page;
 
 struct wd_arg {
 	int rfd, wfd;
 	int close_range;	/* the kernel has close_range(2) */
 };
 
+#define LD(x)		__atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+#define ST(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
+
 /*
- * The watchdog.  Only syscall(2): with CLONE_VM the libc wrappers'
- * interposers (a sanitizer's) would run on cbexec's thread state.
+ * A system call that never touches errno: with CLONE_VM the watchdog
+ * shares cbexec's thread state, and a failed kill(2) through the C
+ * library would write cbexec's errno behind its back.
+ */
+__attribute__((no_sanitize_address))
+static long
+wd_sys(long n, long a, long b, long c, long d, long e)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	long r;
+
+	__asm__ volatile ("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b),
+	    "d"(c), "r"(r10), "r"(r8) : "rcx", "r11", "memory");
+	return r;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+
+	__asm__ volatile ("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2),
+	    "r"(x3), "r"(x4) : "memory");
+	return x0;
+#else
+	return syscall(n, a, b, c, d, e);
+#endif
+}
+
+__attribute__((no_sanitize_address))
+static long long
+wd_now(void)
+{
+	struct timespec ts = { 0, 0 };
+
+	wd_sys(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The state letter of process pid in its /proc stat (after the last
+ * ')'): T stopped, Z a zombie...; 0 when there is no such process. */
+__attribute__((no_sanitize_address))
+static char
+wd_state(long pid)
+{
+	static const char pre[] = "/proc/", post[] = "/stat";
+	char path[40], buf[512], digits[24];
+	long n, fd;
+	int i = 0, j, close_paren = -1;
+
+	if (pid <= 0)
+		return 0;
+	/* Byte by byte: no C library call (memcpy may be an interposer's). */
+	for (j = 0; pre[j] != '\0'; j++)
+		path[j] = pre[j];
+	do
+		digits[i++] = (char)('0' + pid % 10);
+	while ((pid /= 10) > 0);
+	while (i > 0)
+		path[j++] = digits[--i];
+	for (i = 0; i < (int)sizeof(post); i++)
+		path[j++] = post[i];
+	if ((fd = wd_sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY |
+	    O_CLOEXEC, 0, 0)) < 0)
+		return 0;
+	n = wd_sys(SYS_read, fd, (long)buf, sizeof(buf), 0, 0);
+	wd_sys(SYS_close, fd, 0, 0, 0, 0);
+	for (i = 0; i < n; i++)
+		if (buf[i] == ')')
+			close_paren = i;
+	return close_paren >= 0 && close_paren + 2 < n ?
+	    buf[close_paren + 2] : 0;
+}
+
+/* cbexec, our parent, is stopped (SIGSTOP, SIGTSTP, a tracer). */
+__attribute__((no_sanitize_address))
+static int
+wd_parent_stopped(void)
+{
+	long ppid = wd_sys(SYS_getppid, 0, 0, 0, 0, 0);
+	char c = ppid > 1 ? wd_state(ppid) : 0;
+
+	return c == 'T' || c == 't';
+}
+
+/* The group's leader (the command, or the helper) has exited already: a
+ * zombie cbexec has not reaped, or gone. */
+__attribute__((no_sanitize_address))
+static int
+wd_over(pid_t pgid)
+{
+	char c = wd_state(pgid);
+
+	return c == 0 || c == 'Z' || c == 'X';
+}
+
+/* Send sig to the group and its leader, and SIGCONT with any signal but
+ * SIGKILL, as cbexec's group_kill does (a stopped command acts on it). */
+__attribute__((no_sanitize_address))
+static void
+wd_kill(pid_t pgid, int sig)
+{
+	wd_sys(SYS_kill, -pgid, sig, 0, 0, 0);
+	wd_sys(SYS_kill, pgid, sig, 0, 0, 0);
+	if (sig != SIGKILL && sig != SIGCONT) {
+		wd_sys(SYS_kill, -pgid, SIGCONT, 0, 0, 0);
+		wd_sys(SYS_kill, pgid, SIGCONT, 0, 0, 0);
+	}
+}
+
+/*
+ * Whether a deadline at has come for the watchdog to act on: at once
+ * when cbexec is stopped, WD_GRACE later when it runs (it will act
+ * itself).  Otherwise *next is moved to when to look again.
+ */
+__attribute__((no_sanitize_address))
+static int
+wd_due(long long at, long long now, int *stopped, long long *next)
+{
+	long long again;
+
+	if (at <= 0)
+		return 0;
+	if (now >= at) {
+		if (*stopped < 0)
+			*stopped = wd_parent_stopped();
+		if (*stopped || now >= at + WD_GRACE)
+			return 1;
+		again = now + WD_RECHECK < at + WD_GRACE ? now + WD_RECHECK :
+		    at + WD_GRACE;
+	} else
+		again = at;
+	if (*next == 0 || again < *next)
+		*next = again;
+	return 0;
+}
+
+/* The deadlines of one slot that have come; the next in *next. */
+__attribute__((no_sanitize_address))
+static void
+wd_slot(struct wslot *s, long long now, int *stopped, long long *next)
+{
+	pid_t pgid = LD(s->pgid);
+	int done = LD(s->done), sig = LD(s->sig);
+	long long ka = LD(s->kill_after), kat;
+
+	/* Deadlines set, the group not yet named (its child names itself
+	 * before it execs): look again shortly. */
+	if (pgid <= 0) {
+		kat = LD(s->sig_at);
+		if (kat <= 0 || (LD(s->kill_at) > 0 && LD(s->kill_at) < kat))
+			kat = LD(s->kill_at);
+		if (kat <= 0 || (LD(s->lease_at) > 0 && LD(s->lease_at) < kat))
+			kat = LD(s->lease_at);
+		if (kat > 0) {
+			kat = kat > now ? kat : now + WD_RECHECK;
+			if (*next == 0 || kat < *next)
+				*next = kat;
+		}
+		return;
+	}
+	if (!(done & (WATCH_SENT | WATCH_KILLED | WATCH_WD_SENT)) &&
+	    wd_due(LD(s->sig_at), now, stopped, next)) {
+		/* A leader that had exited before (cbexec had not yet
+		 * reaped it): what is left is ended, but the run itself
+		 * was no timeout. */
+		__atomic_or_fetch(&s->done, wd_over(pgid) ? WATCH_WD_AFTER : 0,
+		    __ATOMIC_SEQ_CST);
+		if (sig != 0)
+			wd_kill(pgid, sig);
+		__atomic_or_fetch(&s->done, WATCH_WD_SENT, __ATOMIC_SEQ_CST);
+		done |= WATCH_WD_SENT;
+		/* --kill-after counts from the signal, as cbexec's does;
+		 * with -s 0 it counts from the deadline itself. */
+		if (ka > 0 && LD(s->kill_at) == 0)
+			ST(s->kill_at, (sig != 0 ? now : LD(s->sig_at)) + ka);
+	}
+	kat = LD(s->kill_at);
+	if (!(done & (WATCH_KILLED | WATCH_WD_KILLED)) &&
+	    wd_due(kat, now, stopped, next)) {
+		if (!(done & (WATCH_SENT | WATCH_WD_SENT)) && wd_over(pgid))
+			__atomic_or_fetch(&s->done, WATCH_WD_AFTER,
+			    __ATOMIC_SEQ_CST);
+		wd_kill(pgid, SIGKILL);
+		__atomic_or_fetch(&s->done, WATCH_WD_KILLED,
+		    __ATOMIC_SEQ_CST);
+		done |= WATCH_WD_KILLED;
+	}
+	if (!(done & (WATCH_KILLED | WATCH_WD_KILLED)) &&
+	    wd_due(LD(s->lease_at), now, stopped, next)) {
+		wd_kill(pgid, SIGKILL);
+		__atomic_or_fetch(&s->done, WATCH_WD_KILLED | WATCH_WD_LEASE,
+		    __ATOMIC_SEQ_CST);
+	}
+}
+
+/*
+ * The watchdog: only raw system calls (wd_sys) -- with CLONE_VM the libc
+ * wrappers' interposers (a sanitizer's) and errno would be cbexec's.
  */
 __attribute__((no_sanitize_address))
 static int
 watchdog(void *p)
 {
 	const struct wd_arg *a = p;
-	char c;
-	int i;
+	struct pollfd pfd;
+	struct timespec ts;
+	long long now, next, left;
+	unsigned gen;
+	char buf[64];
+	long n;
+	int i, stopped;
 
-	syscall(SYS_close, a->wfd);
-	syscall(SYS_setsid);
+	wd_sys(SYS_close, a->wfd, 0, 0, 0, 0);
+	wd_sys(SYS_setsid, 0, 0, 0, 0, 0);
 	/* Hold nothing of cbexec's open files: not its stdout (a reader
 	 * waiting for EOF), nothing inherited. */
 #ifdef SYS_close_range
 	if (a->close_range) {
-		syscall(SYS_close_range, 0U, (unsigned)a->rfd - 1, 0U);
-		syscall(SYS_close_range, (unsigned)a->rfd + 1, ~0U, 0U);
+		wd_sys(SYS_close_range, 0, (unsigned)a->rfd - 1, 0, 0, 0);
+		wd_sys(SYS_close_range, (unsigned)a->rfd + 1, ~0U, 0, 0, 0);
 	}
 #endif
-	/* Nothing is ever written: 0 is EOF, anything else (an EINTR from
-	 * being stopped and continued) means wait again. */
-	while (syscall(SYS_read, a->rfd, &c, 1) != 0)
-		;
+	for (;;) {
+		gen = LD(page->gen);
+		now = wd_now();
+		next = 0;
+		stopped = -1;
+		for (i = 0; i < WATCH_SLOTS; i++)
+			wd_slot(&page->s[i], now, &stopped, &next);
+		ST(page->sleep_until, next);
+		/* cbexec changed a deadline meanwhile: look again. */
+		if (LD(page->gen) != gen)
+			continue;
+		pfd.fd = a->rfd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (next > 0) {
+			left = next - wd_now();
+			if (left < 0)
+				left = 0;
+			ts.tv_sec = left / 1000000000LL;
+			ts.tv_nsec = left % 1000000000LL;
+		}
+		if (wd_sys(SYS_ppoll, (long)&pfd, 1, next > 0 ? (long)&ts : 0,
+		    0, 0) <= 0)
+			continue;	/* a deadline, or stopped and continued */
+		/* cbexec writes only to wake it: EOF is cbexec gone. */
+		if ((n = wd_sys(SYS_read, a->rfd, (long)buf, sizeof(buf), 0,
+		    0)) == 0)
+			break;
+	}
 	for (i = 0; i < WATCH_SLOTS; i++)
-		if (__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) > 0)
-			syscall(SYS_kill, -__atomic_load_n(&slots[i],
-			    __ATOMIC_ACQUIRE), SIGKILL);
-	syscall(SYS_exit, 0);
+		if (LD(page->s[i].pgid) > 0)
+			wd_sys(SYS_kill, -LD(page->s[i].pgid), SIGKILL, 0, 0, 0);
+	wd_sys(SYS_exit, 0, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -147,16 +416,19 @@ watch_start(void)
 	if (watch_fd != -1)
 		return 0;
 	watch_reap();
-	if (slots == NULL) {
-		slots = mmap(NULL, sizeof(pid_t) * WATCH_SLOTS, PROT_READ |
-		    PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (slots == MAP_FAILED) {
-			slots = NULL;
+	if (page == NULL) {
+		page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (page == MAP_FAILED) {
+			page = NULL;
 			return -1;
 		}
 	}
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
+	/* A wake-up never blocks cbexec, even with the watchdog stopped
+	 * and the pipe full (a full pipe wakes it all the same). */
+	fcntl(p[1], F_SETFL, O_NONBLOCK);
 	a.rfd = p[0];
 	a.wfd = p[1];
 #ifdef SYS_close_range
@@ -195,7 +467,7 @@ watch_release(void)
 	if (watch_fd == -1)
 		return;
 	for (i = 0; i < WATCH_SLOTS; i++)
-		if (__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) > 0)
+		if (LD(page->s[i].pgid) > 0)
 			return;
 	/* EOF with no group to kill: it exits. */
 	close(watch_fd);
@@ -228,6 +500,135 @@ watch_stop(void)
 void
 watch_group(int slot, pid_t pgid)
 {
-	if (slots != NULL)
-		__atomic_store_n(&slots[slot], pgid, __ATOMIC_RELEASE);
+	if (page == NULL)
+		return;
+	/* Let go: its deadlines go with it. */
+	if (pgid == 0)
+		watch_quiet(slot);
+	ST(page->s[slot].pgid, pgid);
+}
+
+void
+watch_arm(int slot)
+{
+	struct wslot *s;
+
+	if (page == NULL)
+		return;
+	s = &page->s[slot];
+	ST(s->pgid, 0);
+	ST(s->sig, 0);
+	ST(s->why, 0);
+	ST(s->done, 0);
+	ST(s->sig_at, 0);
+	ST(s->kill_after, 0);
+	ST(s->kill_at, 0);
+	ST(s->lease_at, 0);
+}
+
+void
+watch_claim(int slot)
+{
+	/* In the child, before exec: a store to the shared page, safe
+	 * after fork and vfork alike. */
+	if (page != NULL)
+		__atomic_store_n(&page->s[slot].pgid, getpid(),
+		    __ATOMIC_SEQ_CST);
+}
+
+static long long
+to_ns(double at)
+{
+	return at > 0 ? (long long)(at * 1e9) : 0;
+}
+
+/* A deadline was set or moved: the watchdog is woken when it sleeps past
+ * it (or sleeps without one).  The generation moves first, so a watchdog
+ * that is just deciding how long to sleep sees it, or its decision is
+ * seen here. */
+static void
+wake_for(long long at)
+{
+	long long until;
+	char c = 0;
+
+	__atomic_add_fetch(&page->gen, 1, __ATOMIC_SEQ_CST);
+	if (at <= 0 || watch_fd == -1)
+		return;
+	until = LD(page->sleep_until);
+	if (until == 0 || at < until)
+		(void)!write(watch_fd, &c, 1);
+}
+
+void
+watch_deadline(int slot, int sig, double sig_at, double kill_after, int why)
+{
+	struct wslot *s;
+
+	if (page == NULL)
+		return;
+	s = &page->s[slot];
+	ST(s->sig, sig);
+	ST(s->why, why);
+	ST(s->kill_after, to_ns(kill_after));
+	ST(s->kill_at, sig == 0 && sig_at > 0 && kill_after > 0 ?
+	    to_ns(sig_at + kill_after) : 0);
+	ST(s->sig_at, to_ns(sig_at));
+	wake_for(LD(s->kill_at) > 0 && LD(s->kill_at) < to_ns(sig_at) ?
+	    LD(s->kill_at) : to_ns(sig_at));
+}
+
+void
+watch_lease(int slot, double at)
+{
+	if (page == NULL)
+		return;
+	ST(page->s[slot].lease_at, to_ns(at));
+	wake_for(to_ns(at));
+}
+
+void
+watch_sent(int slot, int sig, double kill_at)
+{
+	struct wslot *s;
+	long long k = to_ns(kill_at);
+
+	if (page == NULL)
+		return;
+	s = &page->s[slot];
+	if (sig != 0)
+		__atomic_or_fetch(&s->done, sig == SIGKILL ? WATCH_SENT |
+		    WATCH_KILLED : WATCH_SENT, __ATOMIC_SEQ_CST);
+	if (sig != SIGKILL && k > 0 && (LD(s->kill_at) == 0 ||
+	    k < LD(s->kill_at))) {
+		ST(s->kill_at, k);
+		wake_for(k);
+	}
+}
+
+void
+watch_quiet(int slot)
+{
+	struct wslot *s;
+
+	if (page == NULL)
+		return;
+	s = &page->s[slot];
+	ST(s->sig_at, 0);
+	ST(s->kill_at, 0);
+	ST(s->lease_at, 0);
+	__atomic_add_fetch(&page->gen, 1, __ATOMIC_SEQ_CST);
+}
+
+int
+watch_fired(int slot, int *why)
+{
+	int done;
+
+	if (page == NULL)
+		return 0;
+	done = LD(page->s[slot].done);
+	if (why != NULL)
+		*why = LD(page->s[slot].why);
+	return done;
 }

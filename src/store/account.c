@@ -11,13 +11,16 @@
  *      "trial_until":null, "generation":4, "total_opens":2,
  *      "updated_at":"ISO-8601"}
  *
+ * Its members are one table, read and written as the state file's are
+ * (schema.c): a member a newer cbexec wrote is kept and written back.
  * It is read and written with the state file's own code (state.c,
  * statesave.c): no link followed, a regular file only, owner and mode
  * trusted, written by temp file, fsync, rename and fsync of the
  * directory, so a crash leaves the old document or the new.  A corrupt
- * one (bad JSON, a key twice, a wrong type, a newer version) is never
- * overwritten: every circuit on the account stops with 125 until an
- * operator's --reset-account moves it aside.
+ * one (bad JSON, a key twice, a wrong type) is never overwritten: every
+ * circuit on the account stops with 125 until an operator's
+ * --reset-account moves it aside.  One of a newer version is not
+ * corrupt: it stops them too, and even --reset-account leaves it alone.
  *
  * Many circuits share one document, each holding its own circuit's lock
  * for a whole run, so the account's lock ("NAME.account.lock") is taken
@@ -26,6 +29,7 @@
  * (Redis) can refuse a write made from a stale read.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +41,7 @@
 #include "store.h"
 #include "backend.h"
 #include "guard.h"
+#include "schema.h"
 #include "jsonfield.h"
 
 #define ACCOUNT_VERSION 1
@@ -51,82 +56,83 @@ account_path(const char *dir, const char *name)
 	return p;
 }
 
-static int
-put_time(cJSON *o, const char *key, double t)
-{
-	char buf[64];
-
-	if (t < 0)
-		return cJSON_AddNullToObject(o, key) != NULL ? 0 : -1;
-	return cJSON_AddStringToObject(o, key, iso8601(t, buf,
-	    sizeof(buf))) != NULL ? 0 : -1;
-}
+/* ---- the document's fields: one table, read and written by schema.c ---- */
 
 static int
-put_str(cJSON *o, const char *key, const char *s)
+read_nothing(const struct schema_ctx *c, const cJSON *m, void *dst,
+    char *err, size_t errlen)
 {
-	if (s == NULL)
-		return cJSON_AddNullToObject(o, key) != NULL ? 0 : -1;
-	return cJSON_AddStringToObject(o, key, s) != NULL ? 0 : -1;
+	return 0;
 }
+
+static void
+write_version(struct jbuf *b, const void *src)
+{
+	jb_long(b, ACCOUNT_VERSION);
+}
+
+/* The account's name is the caller's (its file's, its key's); written
+ * for whoever reads the document. */
+static void
+write_name(struct jbuf *b, const void *src)
+{
+	jb_str_or_null(b, ((const struct cb_account *)src)->name);
+}
+
+#define A(m)	offsetof(struct cb_account, m)
+
+static const struct field account_fields[] = {
+	/* name, type, where, size, default, since, flags, was */
+	{ FNAME("version"), FT_CUSTOM, 0, 0, 0, 1, 0, NULL, read_nothing,
+	  write_version },
+	{ FNAME("account"), FT_CUSTOM, 0, 0, 0, 1, 0, NULL, read_nothing,
+	  write_name },
+	{ FNAME("gate"), FT_CIRCUIT, A(gate), 0, CB_CLOSED, 1, FR_NULL, NULL, 0, 0 },
+	{ FNAME("type"), FT_TEXT, A(type), sizeof(((struct cb_account *)0)->type), 0,
+	  1, FR_NULL_EMPTY, NULL, 0, 0 },
+	{ FNAME("reason"), FT_STR, A(reason), 0, 0, 1, 0, NULL, 0, 0 },
+	{ FNAME("message"), FT_STR, A(message), 0, 0, 1, 0, NULL, 0, 0 },
+	{ FNAME("circuit"), FT_STR, A(circuit), 0, 0, 1, 0, NULL, 0, 0 },
+	/* "since" until the one vocabulary of "v": 1 */
+	{ FNAME("opened_at"), FT_TIME, A(since), 0, -1, 1, 0, "since", 0, 0 },
+	{ FNAME("retry_at"), FT_TIME, A(retry_at), 0, -1, 1, 0, NULL, 0, 0 },
+	{ FNAME("trial_by"), FT_STR, A(trial_by), 0, 0, 1, 0, NULL, 0, 0 },
+	{ FNAME("trial_until"), FT_TIME, A(trial_until), 0, -1, 1, 0, NULL, 0, 0 },
+	{ FNAME("generation"), FT_LONG, A(generation), 0, 0, 1, 0, NULL, 0, 0 },
+	{ FNAME("total_opens"), FT_LONG, A(total_opens), 0, 0, 1, 0, NULL, 0, 0 },
+	{ FNAME("updated_at"), FT_TIME, A(updated_at), 0, -1, 1, 0, NULL, 0, 0 },
+};
+
+static const struct schema account_schema = {
+	account_fields, NELEM(account_fields), A(unknown), NULL,
+	"{\n  ", SEP(",\n  "), "\n}"
+};
 
 cJSON *
 account_to_json(const struct cb_account *a)
 {
-	cJSON *o = cJSON_CreateObject();
+	char *text = account_text(a);
+	cJSON *j = text != NULL ? cJSON_Parse(text) : NULL;
 
-	if (o == NULL ||
-	    cJSON_AddNumberToObject(o, "version", ACCOUNT_VERSION) == NULL ||
-	    put_str(o, "account", a->name) == -1 ||
-	    put_str(o, "gate", circuit_name(a->gate)) == -1 ||
-	    put_str(o, "type", a->type[0] != '\0' ? a->type : NULL) == -1 ||
-	    put_str(o, "reason", a->reason) == -1 ||
-	    put_str(o, "message", a->message) == -1 ||
-	    put_str(o, "circuit", a->circuit) == -1 ||
-	    put_time(o, "opened_at", a->since) == -1 ||
-	    put_time(o, "retry_at", a->retry_at) == -1 ||
-	    put_str(o, "trial_by", a->trial_by) == -1 ||
-	    put_time(o, "trial_until", a->trial_until) == -1 ||
-	    cJSON_AddNumberToObject(o, "generation",
-	    (double)a->generation) == NULL ||
-	    cJSON_AddNumberToObject(o, "total_opens",
-	    (double)a->total_opens) == NULL ||
-	    put_time(o, "updated_at", a->updated_at) == -1) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
+	free(text);
+	return j;
 }
 
 char *
 account_text(const struct cb_account *a)
 {
-	cJSON *o = account_to_json(a);
-	char *t, *nl = NULL;
-	size_t n;
+	struct jbuf b = { NULL, 0, 0, 0 };
 
-	if (o == NULL)
-		return NULL;
-	t = cJSON_Print(o);
-	cJSON_Delete(o);
-	if (t == NULL)
-		return NULL;
-	n = strlen(t);
-	if ((nl = realloc(t, n + 2)) == NULL) {
-		free(t);
-		return NULL;
-	}
-	nl[n] = '\n';
-	nl[n + 1] = '\0';
-	return nl;
+	schema_write(&b, &account_schema, a, NULL);
+	return jb_finish(&b);
 }
 
-/* Fill *a (a CLOSED gate already) from the document j. */
+/* Fill *a (a CLOSED gate already) from the document j, its text text. */
 static int
-from_json(const cJSON *j, struct cb_account *a, char *err, size_t errlen)
+from_json(const cJSON *j, const char *text, struct cb_account *a,
+    char *err, size_t errlen)
 {
 	double version = 0;
-	int gate = CB_CLOSED;
 
 	if (!cJSON_IsObject(j)) {
 		snprintf(err, errlen, "not a JSON object");
@@ -139,35 +145,15 @@ from_json(const cJSON *j, struct cb_account *a, char *err, size_t errlen)
 	if (get_num(j, "version", "version", 1, 1e9, 1, &version, err,
 	    errlen) == -1)
 		return -1;
+	/* Where versions would branch: there has been one (the member it
+	 * renamed, since, is read by its row). */
 	if (version > ACCOUNT_VERSION) {
-		snprintf(err, errlen, "version %.0f is newer than this cbexec "
-		    "reads (%d)", version, ACCOUNT_VERSION);
+		snprintf(err, errlen, "account version %.0f is newer than this "
+		    "cbexec supports (%d)", version, ACCOUNT_VERSION);
 		return -2;
 	}
-	if (get_circuit(j, "gate", "gate", &gate, err, errlen) == -1 ||
-	    get_buf(j, "type", "type", a->type, sizeof(a->type), err,
-	    errlen) == -1 ||
-	    get_str(j, "reason", "reason", &a->reason, err, errlen) == -1 ||
-	    get_str(j, "message", "message", &a->message, err, errlen) == -1 ||
-	    get_str(j, "circuit", "circuit", &a->circuit, err, errlen) == -1 ||
-	    /* "since" until the one vocabulary of "v": 1 */
-	    get_time(j, "since", "since", 1, &a->since, err, errlen) == -1 ||
-	    get_time(j, "opened_at", "opened_at", 1, &a->since, err,
-	    errlen) == -1 ||
-	    get_time(j, "retry_at", "retry_at", 1, &a->retry_at, err,
-	    errlen) == -1 ||
-	    get_str(j, "trial_by", "trial_by", &a->trial_by, err,
-	    errlen) == -1 ||
-	    get_time(j, "trial_until", "trial_until", 1, &a->trial_until, err,
-	    errlen) == -1 ||
-	    get_long(j, "generation", "generation", &a->generation, err,
-	    errlen) == -1 ||
-	    get_long(j, "total_opens", "total_opens", &a->total_opens, err,
-	    errlen) == -1 ||
-	    get_time(j, "updated_at", "updated_at", 1, &a->updated_at, err,
-	    errlen) == -1)
+	if (schema_read(&account_schema, j, text, NULL, a, err, errlen) == -1)
 		return -1;
-	a->gate = (enum cb_circuit)gate;
 	/* A gate that refuses must say why, or no message could name it. */
 	if (a->gate != CB_CLOSED && a->type[0] == '\0')
 		return bad_field(err, errlen, "type", "the fact that opened "
@@ -196,7 +182,7 @@ account_from_text(const char *text, size_t len, const char *name,
 		snprintf(err, errlen, "JSON syntax error");
 		return -1;
 	}
-	rc = from_json(j, a, err, errlen);
+	rc = from_json(j, text, a, err, errlen);
 	cJSON_Delete(j);
 	if (rc < 0) {
 		/* *a stays a gate the caller can free */
@@ -224,9 +210,10 @@ load_path(const char *path, const char *name, struct cb_account *a,
 	breaker_account_free(a);
 	rc = account_from_text(buf, len, name, a, why, sizeof(why));
 	free(buf);
+	/* A newer version is not corrupt: refused, never moved aside. */
 	if (rc < 0)
-		snprintf(err, errlen, "%s: corrupt account file: %s", path,
-		    why);
+		snprintf(err, errlen, rc == -2 ? "%s: %s" :
+		    "%s: corrupt account file: %s", path, why);
 	return rc;
 }
 

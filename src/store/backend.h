@@ -38,11 +38,12 @@ struct store {
 	double renewed;		/* mono_now() when the request that last
 				 * set the lease was sent */
 	int interrupted;	/* the last command: an operator signal */
+	int refused;		/* the store answered and refused us (a
+				 * replica, a certificate, a password), or
+				 * the settings cannot work: no fallback */
 	const char *password;	/* store_cfg's */
 	const char *ca, *cert, *key;	/* store_cfg's */
-	int refused;		/* the store answered and refused us (a
-				 * certificate, a password), or the settings
-				 * cannot work: no fallback */
+	int replicas;
 	union {			/* the backend's own */
 		struct store_redis *r;
 		void *priv;
@@ -61,6 +62,8 @@ struct store_backend {
 	const char *name;	/* for messages */
 	int (*check)(const char *url, char *label, size_t labellen,
 	    char *err, size_t errlen);
+	/* where url's password is (store_url_password); NULL: none */
+	int (*password)(const char *url, size_t *off, size_t *len);
 	int (*open)(struct store *st, const char *url, char *err,
 	    size_t errlen);
 	void (*close)(struct store *st);

@@ -182,8 +182,10 @@ etcd_open_(struct store *st, const char *url, char *err, size_t errlen)
 	cfg.timeout = st->timeout;
 	cfg.poll = store_poll;
 	if ((rc = etcd_open(&e->c, &cfg, st->label, sizeof(st->label), err,
-	    errlen)) != 0)
-		return rc == ETCD_REFUSED ? -5 : failed(st, rc);
+	    errlen)) != 0) {
+		st->refused = rc == ETCD_REFUSED;
+		return failed(st, rc);
+	}
 	tick(st);
 	if (st->clock_at >= 0)
 		return 0;
@@ -194,8 +196,10 @@ etcd_open_(struct store *st, const char *url, char *err, size_t errlen)
 	op.kind = ETCD_RANGE;
 	op.key = e->lock != NULL ? e->lock : "cbexec:";
 	op.keys_only = 1;
-	if ((rc = etcd_range(e->c, &op, 0, &r, err, errlen)) != 0)
-		return rc == ETCD_REFUSED ? -5 : failed(st, rc);
+	if ((rc = etcd_range(e->c, &op, 0, &r, err, errlen)) != 0) {
+		st->refused = rc == ETCD_REFUSED;
+		return failed(st, rc);
+	}
 	etcd_resp_free(&r);
 	tick(st);
 	return 0;
@@ -1269,6 +1273,7 @@ etcd_account_list(struct store *st, char ***names, size_t *n, char *err,
 const struct store_backend store_etcd = {
 	.name = "etcd",
 	.check = etcd_check,
+	.password = etcd_url_password,
 	.open = etcd_open_,
 	.close = etcd_close_,
 	.lock = etcd_lock_,

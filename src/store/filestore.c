@@ -442,6 +442,7 @@ fs_account_list(struct store *st, char ***names, size_t *n, char *err,
 const struct store_backend store_file = {
 	.name = "file",
 	.check = NULL,
+	.password = NULL,
 	.open = fs_open,
 	.close = fs_close,
 	.lock = fs_lock,

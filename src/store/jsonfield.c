@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Typed reads of single members of a cJSON object, for loading the state
- * file (stateparse.c).
+ * Typed reads of single values of a cJSON object, for loading a document
+ * (the rows of schema.c, and the members inside a member that
+ * stateparse.c and account.c read themselves).
  *
- * Each reader takes the member's key and the field name to use in an
- * error ("history[3].iteration"), so a bad hand-edited file is named down
- * to the field: "field 'F': expected a non-negative integer".  An absent
- * member leaves the destination as it was and is not an error, which is
- * how older files keep breaker_init()'s defaults.  Numbers are doubles in
+ * Each reader takes the field name to use in an error
+ * ("history[3].iteration"), so a bad hand-edited file is named down to
+ * the field: "field 'F': expected a non-negative integer".  jv_* read a
+ * value; get_* read o[key], where an absent member leaves the destination
+ * as it was and is not an error.  Numbers are doubles in
  * JSON: get_num checks the range before any cast and refuses fractions
  * where an integer is due, and get_long stops at 2^53, past which a double
  * no longer holds every integer.
@@ -52,19 +53,16 @@ bad_field(char *err, size_t errlen, const char *field, const char *want)
 }
 
 /*
- * An integral number in [min, max] at o[key] into *v; absent leaves *v.
- * field is the name used in the error.
+ * The value j (not NULL) read as the type; field is the name used in the
+ * error.
  */
 int
-get_num(const cJSON *o, const char *key, const char *field, double min,
-    double max, int integral, double *v, char *err, size_t errlen)
+jv_num(const cJSON *j, const char *field, double min, double max,
+    int integral, double *v, char *err, size_t errlen)
 {
-	const cJSON *j = member(o, key);
 	const char *want;
 	double d;
 
-	if (j == NULL)
-		return 0;
 	want = !integral ? "a non-negative number" :
 	    min >= 0 ? "a non-negative integer" : "an integer";
 	if (!cJSON_IsNumber(j))
@@ -79,37 +77,34 @@ get_num(const cJSON *o, const char *key, const char *field, double min,
 }
 
 int
-get_int(const cJSON *o, const char *key, const char *field, int *v,
-    char *err, size_t errlen)
+jv_int(const cJSON *j, const char *field, int *v, char *err, size_t errlen)
 {
 	double d = *v;
 
-	if (get_num(o, key, field, 0, INT_MAX, 1, &d, err, errlen) == -1)
+	if (jv_num(j, field, 0, INT_MAX, 1, &d, err, errlen) == -1)
 		return -1;
 	*v = (int)d;
 	return 0;
 }
 
 int
-get_long(const cJSON *o, const char *key, const char *field, long *v,
-    char *err, size_t errlen)
+jv_long(const cJSON *j, const char *field, long *v, char *err,
+    size_t errlen)
 {
 	double d = (double)*v;
 
-	if (get_num(o, key, field, 0, MAX_EXACT, 1, &d, err, errlen) == -1)
+	if (jv_num(j, field, 0, MAX_EXACT, 1, &d, err, errlen) == -1)
 		return -1;
 	*v = (long)d;
 	return 0;
 }
 
-/* A string or null at o[key] into a malloc'd *v (NULL for null/absent). */
+/* A string or null into a malloc'd *v (NULL for null). */
 int
-get_str(const cJSON *o, const char *key, const char *field, char **v,
-    char *err, size_t errlen)
+jv_str(const cJSON *j, const char *field, char **v, char *err,
+    size_t errlen)
 {
-	const cJSON *j = member(o, key);
-
-	if (j == NULL || cJSON_IsNull(j))
+	if (cJSON_IsNull(j))
 		return 0;
 	if (!cJSON_IsString(j))
 		return bad_field(err, errlen, field, "a string or null");
@@ -120,14 +115,13 @@ get_str(const cJSON *o, const char *key, const char *field, char **v,
 	return 0;
 }
 
-/* A string that must fit buf (the struct's fixed-size fields). */
+/* A string that must fit buf (the struct's fixed-size fields); null
+ * leaves it. */
 int
-get_buf(const cJSON *o, const char *key, const char *field, char *buf,
-    size_t size, char *err, size_t errlen)
+jv_buf(const cJSON *j, const char *field, char *buf, size_t size,
+    char *err, size_t errlen)
 {
-	const cJSON *j = member(o, key);
-
-	if (j == NULL || cJSON_IsNull(j))
+	if (cJSON_IsNull(j))
 		return 0;
 	if (!cJSON_IsString(j))
 		return bad_field(err, errlen, field, "a string");
@@ -140,34 +134,71 @@ get_buf(const cJSON *o, const char *key, const char *field, char *buf,
 	return 0;
 }
 
-/* An ISO-8601 timestamp or null (-1) at o[key]. */
+/* An ISO-8601 timestamp, or with nullable null (which leaves *t). */
+int
+jv_time(const cJSON *j, const char *field, int nullable, double *t,
+    char *err, size_t errlen)
+{
+	if (nullable && cJSON_IsNull(j))
+		return 0;
+	if (!cJSON_IsString(j) || iso8601_parse(j->valuestring, t) == -1)
+		return bad_field(err, errlen, field, nullable ?
+		    "an ISO-8601 timestamp or null" : "an ISO-8601 timestamp");
+	return 0;
+}
+
+/* The same at o[key]: absent leaves the destination as it was. */
+int
+get_num(const cJSON *o, const char *key, const char *field, double min,
+    double max, int integral, double *v, char *err, size_t errlen)
+{
+	const cJSON *j = member(o, key);
+
+	return j == NULL ? 0 : jv_num(j, field, min, max, integral, v, err,
+	    errlen);
+}
+
+int
+get_int(const cJSON *o, const char *key, const char *field, int *v,
+    char *err, size_t errlen)
+{
+	const cJSON *j = member(o, key);
+
+	return j == NULL ? 0 : jv_int(j, field, v, err, errlen);
+}
+
+int
+get_long(const cJSON *o, const char *key, const char *field, long *v,
+    char *err, size_t errlen)
+{
+	const cJSON *j = member(o, key);
+
+	return j == NULL ? 0 : jv_long(j, field, v, err, errlen);
+}
+
+int
+get_str(const cJSON *o, const char *key, const char *field, char **v,
+    char *err, size_t errlen)
+{
+	const cJSON *j = member(o, key);
+
+	return j == NULL ? 0 : jv_str(j, field, v, err, errlen);
+}
+
+int
+get_buf(const cJSON *o, const char *key, const char *field, char *buf,
+    size_t size, char *err, size_t errlen)
+{
+	const cJSON *j = member(o, key);
+
+	return j == NULL ? 0 : jv_buf(j, field, buf, size, err, errlen);
+}
+
 int
 get_time(const cJSON *o, const char *key, const char *field, int nullable,
     double *t, char *err, size_t errlen)
 {
 	const cJSON *j = member(o, key);
-	const char *want = nullable ? "an ISO-8601 timestamp or null" :
-	    "an ISO-8601 timestamp";
 
-	if (j == NULL || (nullable && cJSON_IsNull(j)))
-		return 0;
-	if (!cJSON_IsString(j) || iso8601_parse(j->valuestring, t) == -1)
-		return bad_field(err, errlen, field, want);
-	return 0;
-}
-
-int
-get_circuit(const cJSON *o, const char *key, const char *field, int *c,
-    char *err, size_t errlen)
-{
-	const cJSON *j = member(o, key);
-	enum cb_circuit v;
-
-	if (j == NULL || cJSON_IsNull(j))
-		return 0;
-	if (!cJSON_IsString(j) || circuit_from_name(j->valuestring, &v) == -1)
-		return bad_field(err, errlen, field,
-		    "\"CLOSED\", \"HALF_OPEN\" or \"OPEN\"");
-	*c = (int)v;
-	return 0;
+	return j == NULL ? 0 : jv_time(j, field, nullable, t, err, errlen);
 }

@@ -248,6 +248,7 @@ each_array(struct jp *j, cJSON *item)
 {
 	struct jtree_each *e = j->each;
 	void *(*alloc)(size_t) = j->alloc;
+	const unsigned char *start;
 	cJSON elem;
 	int rc = 0;
 
@@ -261,11 +262,12 @@ each_array(struct jp *j, cJSON *item)
 		j->alloc = e->scratch;
 		for (;;) {
 			memset(&elem, 0, sizeof(elem));
+			start = j->p;
 			if (value(j, &elem) == -1) {
 				rc = -1;
 				break;
 			}
-			if (e->fn(e->arg, &elem) == -1) {
+			if (e->fn(e->arg, &elem, (const char *)start) == -1) {
 				e->stopped = 1;
 				rc = -1;
 				break;

@@ -12,13 +12,14 @@ struct cJSON;
 /*
  * The elements of one array, the member key of the top object, handed to
  * fn one by one instead of kept in the tree (which has the array, empty):
- * each is built from scratch, given to fn, and dropped with reset().  fn
+ * each is built from scratch, given to fn with its text (its first byte
+ * in buf), and dropped with reset().  fn
  * returns 0, or -1 to stop the parse (jtree_parse then returns NULL with
  * stopped set).  called is set once such an array was read.
  */
 struct jtree_each {
 	const char *key;
-	int (*fn)(void *arg, const struct cJSON *elem);
+	int (*fn)(void *arg, const struct cJSON *elem, const char *text);
 	void *arg;
 	void *(*scratch)(size_t);
 	void (*reset)(void);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The shared store (SPEC §9, --store): circuits kept in one Redis, through
- * hiredis, so that many hosts share one breaker.
+ * The shared store (SPEC §9, §11, --store): circuits kept in one Redis
+ * master, so that many hosts share one breaker.
  *
  * Keys, one circuit NAME:
  *   cbexec:circuit:NAME   the state, the same JSON as a state file (so
@@ -59,8 +59,22 @@
  * record and the time; a renewal also reads the time; putting a run on
  * record also renews the lease.
  *
+ * The connection is a socket of our own, written and read without
+ * blocking (flush(), take()); hiredis formats the requests and its reader
+ * parses the replies.  rediss:// puts a TLS session of tls.c on that
+ * socket: its steps say whether they want the socket readable or
+ * writable, and are polled for by the same deadlines, the handshake
+ * included.  A new connection's first round trip is HELLO (with AUTH:
+ * logging in, and the node's role, which ROLE would need @admin to say),
+ * SELECT and TIME; a node that is not the master is refused, and so is a
+ * READONLY reply later (a master demoted under us).  With
+ * --store-replicas N, a WAIT N goes in the same round trip as each script
+ * that sets the lease or saves: a lease the replicas did not confirm is
+ * not taken (or, renewed, does not move the local deadline), a save they
+ * did not confirm "may or may not have been saved".
+ *
  * The handle reaches this file through struct store_backend (store_redis,
- * at the end), for the schemes redis:// and unix://.
+ * at the end), for the schemes redis://, rediss:// and unix://.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -88,27 +102,45 @@
 #include "store.h"
 #include "backend.h"
 #include "guard.h"
+#include "tls.h"
 
 struct url {
 	int unix_sock;
+	int tls;		/* rediss:// */
 	char host[256];
 	int port;
 	char path[PATH_MAX];
 	char user[256], pass[256];
 	int has_pass;
 	long db;
+	size_t pass_off, pass_len;	/* the password as written in the
+					 * URL's text (pass_len 0: none) */
 };
 
 struct store_redis {
-	redisContext *c;
+	int fd;			/* the connection, -1: none */
+	struct tls *tls;	/* rediss://: the session over fd */
+	redisReader *rd;	/* its replies as they come */
+	char *out;		/* requests not yet written, from outoff */
+	size_t outlen, outoff;
+	struct tls_ctx *tctx;	/* rediss://: made on the first connect */
+	struct tls_cfg tcfg;
+	int replicas;		/* --store-replicas: WAIT for that many */
+	int wait;		/* the next command waits for them */
+	long long acked;	/* how many its WAIT counted */
+	char unconfirmed[160];	/* a renewal the replicas did not confirm */
 	double until;		/* the next command's deadline, 0: the
 				 * timeout's from now */
 	int again;		/* the next command may be asked twice */
 	int ever;		/* it was connected once */
 	struct url u;		/* to connect again (wiped at the close) */
+	char node[PATH_MAX + 16];	/* host:port or the socket's path */
 	double sent;		/* mono_now() when the last command was sent */
+	double got;		/* and when the reply to it came */
 	int pending;		/* a renewal sent, its reply not yet read */
 	double pend_until;	/* its deadline */
+	redisReply *pend_rep;	/* its reply, while its WAIT's is awaited */
+	double pend_got;	/* when that came */
 	char *key, *lock;	/* cbexec:circuit:NAME, cbexec:lock:NAME */
 	char *run;		/* cbexec:run:NAME */
 	char token[33];		/* this holder's lease, hex */
@@ -167,10 +199,21 @@ parse_db(const char *s, size_t n, long *db)
 	return 0;
 }
 
+/*
+ * The one reader of a --store URL: redis://, rediss:// (TLS) or unix://.
+ *   redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB]
+ *   unix:///PATH[?db=N]
+ * USER@ alone names the user whose password comes from
+ * --store-password-file or CBEXEC_STORE_PASSWORD; :PASSWORD@ alone is
+ * the default user's.  The credentials end at the last '@' before the
+ * path (a password may hold an '@'), the user at the first ':'.  Where
+ * the password is in the text is kept (pass_off, pass_len), so that what
+ * overwrites it in cbexec's arguments reads the URL as this does.
+ */
 static int
 url_parse(const char *url, struct url *u, const char **why)
 {
-	const char *p, *at, *slash, *host, *hend, *q;
+	const char *p, *at, *colon, *host, *hend, *q;
 	size_t i, n;
 
 	memset(u, 0, sizeof(*u));
@@ -196,28 +239,36 @@ url_parse(const char *url, struct url *u, const char **why)
 		}
 		return 0;
 	}
-	if (strncmp(url, "redis://", 8) != 0) {
-		*why = "the scheme is redis:// or unix://";
+	if (strncmp(url, "redis://", 8) == 0)
+		p = url + 8;
+	else if (strncmp(url, "rediss://", 9) == 0) {
+		p = url + 9;
+		u->tls = 1;
+	} else {
+		*why = "the scheme is redis://, rediss:// (TLS) or unix://";
 		return -1;
 	}
-	p = url + 8;
-	slash = strchr(p, '/');
-	at = memchr(p, '@', slash != NULL ? (size_t)(slash - p) : strlen(p));
+	n = strcspn(p, "/");
+	at = memrchr(p, '@', n);
 	if (at != NULL) {
-		const char *colon = memchr(p, ':', (size_t)(at - p));
-
-		if (colon == NULL) {
-			*why = "credentials are user:password@ (or "
+		colon = memchr(p, ':', (size_t)(at - p));
+		if (at == p) {
+			*why = "nothing before '@' (user@, user:password@ or "
 			    ":password@)";
 			return -1;
 		}
-		if (pct_copy(p, (size_t)(colon - p), u->user,
-		    sizeof(u->user)) == -1 || pct_copy(colon + 1,
-		    (size_t)(at - colon - 1), u->pass, sizeof(u->pass)) == -1) {
+		if (pct_copy(p, (size_t)((colon != NULL ? colon : at) - p),
+		    u->user, sizeof(u->user)) == -1 || (colon != NULL &&
+		    pct_copy(colon + 1, (size_t)(at - colon - 1), u->pass,
+		    sizeof(u->pass)) == -1)) {
 			*why = "bad user or password";
 			return -1;
 		}
-		u->has_pass = 1;
+		if (colon != NULL && at > colon + 1) {
+			u->has_pass = 1;
+			u->pass_off = (size_t)(colon + 1 - url);
+			u->pass_len = (size_t)(at - colon - 1);
+		}
 		p = at + 1;
 	}
 	host = p;
@@ -283,10 +334,21 @@ url_label(const struct url *u, char *label, size_t len)
 		snprintf(label, len, "unix://%s%s%.0ld", u->path,
 		    u->db != 0 ? "?db=" : "", u->db);
 	else
-		snprintf(label, len, "redis://%s%s%s%s%s:%d/%ld", u->user,
-		    u->user[0] != '\0' ? "@" : "", strchr(u->host, ':') ?
-		    "[" : "", u->host, strchr(u->host, ':') ? "]" : "",
-		    u->port, u->db);
+		snprintf(label, len, "%s://%s%s%s%s%s:%d/%ld", u->tls ?
+		    "rediss" : "redis", u->user, u->user[0] != '\0' ? "@" : "",
+		    strchr(u->host, ':') ? "[" : "", u->host,
+		    strchr(u->host, ':') ? "]" : "", u->port, u->db);
+}
+
+/* The node as people name it: host:port, or the socket's path. */
+static void
+url_node(const struct url *u, char *node, size_t len)
+{
+	if (u->unix_sock)
+		snprintf(node, len, "%s", u->path);
+	else
+		snprintf(node, len, "%s%s%s:%d", strchr(u->host, ':') ? "[" :
+		    "", u->host, strchr(u->host, ':') ? "]" : "", u->port);
 }
 
 static int
@@ -298,14 +360,33 @@ redis_check(const char *url, char *label, size_t labellen, char *err,
 
 	/* The URL is not repeated: it may hold a password. */
 	if (url_parse(url, &u, &why) == -1) {
+		memset(&u, 0, sizeof(u));
 		snprintf(err, errlen, "invalid --store URL: %s (use "
-		    "redis://[user:password@]host[:port][/db] or "
+		    "redis[s]://[user[:password]@]host[:port][/db] or "
 		    "unix:///path.sock[?db=N])", why);
 		return -1;
 	}
 	if (label != NULL)
 		url_label(&u, label, labellen);
+	memset(&u, 0, sizeof(u));
 	return 0;
+}
+
+static int
+redis_password(const char *url, size_t *off, size_t *len)
+{
+	const char *why;
+	struct url u;
+	int has;
+
+	*off = *len = 0;
+	if (url_parse(url, &u, &why) == -1)
+		return 0;
+	has = u.pass_len > 0;
+	*off = u.pass_off;
+	*len = u.pass_len;
+	memset(&u, 0, sizeof(u));
+	return has;
 }
 
 /* ---- the connection: every step by a deadline (mono_now() clock) ---- */
@@ -323,13 +404,28 @@ ms_left(double deadline)
 }
 
 /* Forget the connection: after a timeout or an interrupt its next bytes
- * would be the answer to a question nobody asks any more. */
+ * would be the answer to a question nobody asks any more.  What it held
+ * to write (an AUTH, a state) is wiped. */
 static void
 drop(struct store_redis *r)
 {
-	if (r->c != NULL)
-		redisFree(r->c);
-	r->c = NULL;
+	if (r->tls != NULL)
+		tls_free(r->tls);
+	r->tls = NULL;
+	if (r->fd != -1)
+		close(r->fd);
+	r->fd = -1;
+	if (r->rd != NULL)
+		redisReaderFree(r->rd);
+	r->rd = NULL;
+	if (r->out != NULL)
+		explicit_bzero(r->out, r->outlen);
+	free(r->out);
+	r->out = NULL;
+	r->outlen = r->outoff = 0;
+	if (r->pend_rep != NULL)
+		freeReplyObject(r->pend_rep);
+	r->pend_rep = NULL;
 }
 
 /* A resolution getaddrinfo_a may still be using when it is given up:
@@ -474,8 +570,50 @@ static int session(struct store *st, double deadline, char *err,
     size_t errlen);
 static int take_time(struct store *st, redisReply **e);
 
-/* Connect (again) by the deadline: name, socket, AUTH, SELECT, TIME.
- * 0, -1 with err, -3 interrupted. */
+/* The TLS handshake on the new connection by the deadline: 0, -1 with
+ * err (st->refused when the server's certificate or the TLS settings
+ * are the trouble, not the network), -3 interrupted. */
+static int
+handshake(struct store *st, double deadline, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	struct pollfd pfd;
+	char why[600];
+	int rc, n;
+
+	if ((r->tls = tls_new(r->tctx, r->fd, r->u.host, why,
+	    sizeof(why))) == NULL) {
+		snprintf(err, errlen, "store %s: %s", st->label, why);
+		return -1;
+	}
+	while ((rc = tls_handshake(r->tls, why, sizeof(why))) != 0) {
+		if (rc == TLS_EOF) {
+			snprintf(err, errlen, "store %s: the server closed the "
+			    "connection in the TLS handshake (not a TLS port? "
+			    "a plain one is redis://)", st->label);
+			return -1;
+		}
+		if (rc == TLS_FAIL) {
+			snprintf(err, errlen, "store %s: %s", st->label, why);
+			st->refused = 1;
+			return -1;
+		}
+		if ((n = ms_left(deadline)) == 0) {
+			snprintf(err, errlen, "store %s: no TLS handshake within "
+			    "--store-timeout (not a TLS port?)", st->label);
+			return -1;
+		}
+		pfd.fd = r->fd;
+		pfd.events = rc == TLS_WANT_READ ? POLLIN : POLLOUT;
+		pfd.revents = 0;
+		if (store_poll(&pfd, 1, n) == -2)
+			return -3;
+	}
+	return 0;
+}
+
+/* Connect (again) by the deadline: name, socket, TLS, then the session
+ * (HELLO with AUTH, SELECT, TIME).  0, -1 with err, -3 interrupted. */
 static int
 dial(struct store *st, double deadline, char *err, size_t errlen)
 {
@@ -519,56 +657,195 @@ dial(struct store *st, double deadline, char *err, size_t errlen)
 		    "--store-timeout" : strerror(e));
 		return -1;
 	}
-	if ((r->c = redisConnectFd(fd)) == NULL || r->c->err) {
-		snprintf(err, errlen, "store %s: cannot connect: %s",
-		    st->label, r->c != NULL ? r->c->errstr : "out of memory");
-		if (r->c == NULL)
-			close(fd);
+	/* Its reads and writes never wait: the handshake, flush() and take()
+	 * poll, by the deadline, for what they need. */
+	r->fd = fd;
+	if (u->tls && (rc = handshake(st, deadline, err, errlen)) != 0) {
+		drop(r);
+		return rc;
+	}
+	if ((r->rd = redisReaderCreate()) == NULL) {
+		snprintf(err, errlen, "store %s: out of memory", st->label);
 		drop(r);
 		return -1;
 	}
-	/* Its reads and writes never wait: put() and take() poll, by the
-	 * deadline, for what they need. */
-	r->c->flags &= ~REDIS_BLOCK;
-	return session(st, deadline, err, errlen);
+	if ((rc = session(st, deadline, err, errlen)) != 0)
+		drop(r);
+	return rc;
 }
 
-/* argv written to the store by the deadline: 0, or -1 with err (the
- * connection dropped).  r->sent says when. */
-static int
-put(struct store *st, double deadline, int argc, const char **argv,
-    const size_t *lens, int *broken, char *err, size_t errlen)
+/*
+ * The transport, plain or TLS: what was read (> 0), or 0 when nothing
+ * more can be for now (*want: what to poll for), or -1 with err (*broken
+ * when the other end went away: a new connection may be tried).
+ */
+static ssize_t
+xread(struct store *st, char *buf, size_t n, short *want, int *broken,
+    char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
-	redisContext *c = r->c;
-	struct pollfd pfd;
-	int done = 0, n;
+	char why[600];
+	ssize_t k;
 
-	*broken = 0;
-	if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
-		snprintf(err, errlen, "store %s: %s", st->label, c->errstr);
-		drop(r);
+	*want = POLLIN;
+	if (r->tls == NULL) {
+		if ((k = read(r->fd, buf, n)) > 0)
+			return k;
+		if (k == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR))
+			return 0;
+		*broken = 1;
+		snprintf(err, errlen, "store %s: connection lost: %s",
+		    st->label, k == 0 ? "closed" : strerror(errno));
 		return -1;
 	}
+	if ((k = tls_read(r->tls, buf, n, why, sizeof(why))) > 0)
+		return k;
+	if (k == TLS_WANT_READ || k == TLS_WANT_WRITE) {
+		*want = k == TLS_WANT_READ ? POLLIN : POLLOUT;
+		return 0;
+	}
+	*broken = k == TLS_EOF;
+	/* An alert (no client certificate, a refused one) is the server
+	 * saying no, not a network that failed. */
+	st->refused = k != TLS_EOF;
+	if (k == TLS_EOF)
+		snprintf(err, errlen, "store %s: connection lost: %s",
+		    st->label, errno == ECONNRESET ? strerror(errno) :
+		    "closed");
+	else
+		snprintf(err, errlen, "store %s: %s", st->label, why);
+	return -1;
+}
+
+static ssize_t
+xwrite(struct store *st, const char *buf, size_t n, short *want,
+    int *broken, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	char why[600];
+	ssize_t k;
+
+	*want = POLLOUT;
+	if (r->tls == NULL) {
+		if ((k = write(r->fd, buf, n)) > 0)
+			return k;
+		if (k == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR))
+			return 0;
+		*broken = 1;
+		snprintf(err, errlen, "store %s: connection lost: %s",
+		    st->label, k == 0 ? "closed" : strerror(errno));
+		return -1;
+	}
+	if ((k = tls_write(r->tls, buf, n, why, sizeof(why))) > 0)
+		return k;
+	if (k == TLS_WANT_READ || k == TLS_WANT_WRITE) {
+		*want = k == TLS_WANT_READ ? POLLIN : POLLOUT;
+		return 0;
+	}
+	*broken = k == TLS_EOF;
+	/* An alert (no client certificate, a refused one) is the server
+	 * saying no, not a network that failed. */
+	st->refused = k != TLS_EOF;
+	if (k == TLS_EOF)
+		snprintf(err, errlen, "store %s: connection lost: %s",
+		    st->label, errno == ECONNRESET ? strerror(errno) :
+		    "closed");
+	else
+		snprintf(err, errlen, "store %s: %s", st->label, why);
+	return -1;
+}
+
+/* argv added to what is to be written (several are one round trip):
+ * 0, or -1 with err. */
+static int
+queue(struct store *st, int argc, const char **argv, const size_t *lens,
+    char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	char *cmd, *o;
+	int n;
+
+	if ((n = redisFormatCommandArgv(&cmd, argc, argv, lens)) < 0) {
+		snprintf(err, errlen, "store %s: out of memory", st->label);
+		return -1;
+	}
+	if ((o = realloc(r->out, r->outlen + (size_t)n)) == NULL) {
+		explicit_bzero(cmd, (size_t)n);
+		redisFreeCommand(cmd);
+		snprintf(err, errlen, "store %s: out of memory", st->label);
+		return -1;
+	}
+	memcpy(o + r->outlen, cmd, (size_t)n);
+	r->out = o;
+	r->outlen += (size_t)n;
+	/* It may be an AUTH. */
+	explicit_bzero(cmd, (size_t)n);
+	redisFreeCommand(cmd);
+	return 0;
+}
+
+/* A WAIT for --store-replicas replicas, queued after the command whose
+ * writes it is to confirm: Redis waits for them at most three quarters
+ * of what is left of the deadline less 110 ms (it sees a blocked
+ * command's timeout only on its next turn, up to 1/hz = 100 ms late),
+ * the rest is for its answer to come back; never 0, which would be for
+ * ever. */
+static int
+queue_wait(struct store *st, double deadline, char *err, size_t errlen)
+{
+	const char *argv[3];
+	size_t lens[3];
+	char n[16], ms[32];
+	long long w = (long long)((deadline - mono_now()) * 750 - 110);
+
+	snprintf(n, sizeof(n), "%d", st->r->replicas);
+	snprintf(ms, sizeof(ms), "%lld", w > 0 ? w : 1);
+	argv[0] = "WAIT";
+	argv[1] = n;
+	argv[2] = ms;
+	lens[0] = 4;
+	lens[1] = strlen(n);
+	lens[2] = strlen(ms);
+	return queue(st, 3, argv, lens, err, errlen);
+}
+
+/* What queue() gathered, written by the deadline: 0, or -1 with err (the
+ * connection dropped).  r->sent says when it was sent. */
+static int
+flush(struct store *st, double deadline, int *broken, char *err,
+    size_t errlen)
+{
+	struct store_redis *r = st->r;
+	struct pollfd pfd;
+	ssize_t k;
+	short want;
+	int n;
+
+	*broken = 0;
 	r->sent = mono_now();
-	for (;;) {
-		if (redisBufferWrite(c, &done) == REDIS_ERR) {
-			*broken = 1;
-			snprintf(err, errlen, "store %s: connection lost: %s",
-			    st->label, c->errstr[0] != '\0' ? c->errstr :
-			    "closed");
+	while (r->outoff < r->outlen) {
+		if ((k = xwrite(st, r->out + r->outoff, r->outlen - r->outoff,
+		    &want, broken, err, errlen)) > 0) {
+			r->outoff += (size_t)k;
+			continue;
+		}
+		if (k < 0) {
 			drop(r);
 			return -1;
 		}
-		if (done)
-			return 0;
 		/* the socket's buffer is full: wait till it drains */
-		pfd.fd = c->fd;
-		pfd.events = POLLOUT;
+		if ((n = ms_left(deadline)) == 0) {
+			snprintf(err, errlen, "store %s: no answer within "
+			    "--store-timeout", st->label);
+			drop(r);
+			return -1;
+		}
+		pfd.fd = r->fd;
+		pfd.events = want;
 		pfd.revents = 0;
-		if ((n = ms_left(deadline)) == 0)
-			break;
-		if ((n = store_poll(&pfd, 1, n)) == -2) {
+		if (store_poll(&pfd, 1, n) == -2) {
 			st->interrupted = 1;
 			snprintf(err, errlen, "store %s: interrupted",
 			    st->label);
@@ -576,70 +853,111 @@ put(struct store *st, double deadline, int argc, const char **argv,
 			return -1;
 		}
 	}
-	snprintf(err, errlen, "store %s: no answer within --store-timeout",
-	    st->label);
-	drop(r);
-	return -1;
+	explicit_bzero(r->out, r->outlen);
+	free(r->out);
+	r->out = NULL;
+	r->outlen = r->outoff = 0;
+	return 0;
+}
+
+/* err: the node is not the master (a READONLY reply, or its role). */
+static void
+replica(struct store *st, char *err, size_t errlen)
+{
+	st->refused = 1;
+	snprintf(err, errlen, "store %s is a replica (failover?): point "
+	    "--store at the master", st->r->node);
 }
 
 /*
- * The reply to what put() sent, by the deadline.  NULL with err when it
- * is not there in time (the connection is dropped), when the store said
- * no, or when the connection broke (*broken set: it may be asked again
- * on a new one).  With wait 0 only what has come is read: NULL with
- * *pending set when the reply is not whole yet and the deadline not
- * come (the caller's event loop waits for the descriptor).
+ * The reply to what was sent, by the deadline.  NULL with err when it is
+ * not there in time (the connection is dropped), when the store said no,
+ * or when the connection broke (*broken set: it may be asked again on a
+ * new one).  With wait 0 only what has come is read: NULL with *pending
+ * set when the reply is not whole yet and the deadline not come (the
+ * caller's event loop waits for the descriptor).  The socket is read
+ * before it is polled: over TLS, bytes already decrypted (SSL_pending)
+ * never make it readable again.
  */
 static redisReply *
 take(struct store *st, double deadline, int wait, int *broken,
     int *pending, char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
-	redisContext *c = r->c;
 	struct pollfd pfd;
+	char buf[16384];
 	void *reply = NULL;
 	redisReply *rep;
+	ssize_t k;
+	short want;
 	int n;
 
 	*broken = *pending = 0;
 	for (;;) {
-		if (redisGetReplyFromReader(c, &reply) == REDIS_ERR)
-			goto io;
+		if (redisReaderGetReply(r->rd, &reply) == REDIS_ERR) {
+			snprintf(err, errlen, "store %s: not a Redis reply: "
+			    "%s", st->label, r->rd->errstr);
+			drop(r);
+			return NULL;
+		}
 		if (reply != NULL)
 			break;
 		/* A reply past any state's size is not taken in whole. */
-		if (c->reader->len > (size_t)MAX_STATE_SIZE + 65536) {
+		if (r->rd->len > (size_t)MAX_STATE_SIZE + 65536) {
 			snprintf(err, errlen, "store %s: a reply of more than "
 			    "%ld bytes: refused", st->label,
 			    (long)MAX_STATE_SIZE);
 			drop(r);
 			return NULL;
 		}
-		if ((n = ms_left(deadline)) == 0)
-			goto late;
-		pfd.fd = c->fd;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (!wait) {
-			if ((n = poll(&pfd, 1, 0)) == 0) {
-				*pending = 1;
+		if ((k = xread(st, buf, sizeof(buf), &want, broken, err,
+		    errlen)) > 0) {
+			if (redisReaderFeed(r->rd, buf, (size_t)k) !=
+			    REDIS_OK) {
+				snprintf(err, errlen, "store %s: out of memory",
+				    st->label);
+				drop(r);
 				return NULL;
 			}
-		} else if ((n = store_poll(&pfd, 1, n)) == -2) {
+			continue;
+		}
+		if (k < 0) {
+			drop(r);
+			return NULL;
+		}
+		if ((n = ms_left(deadline)) == 0)
+			goto late;
+		if (!wait) {
+			*pending = 1;
+			return NULL;
+		}
+		pfd.fd = r->fd;
+		pfd.events = want;
+		pfd.revents = 0;
+		if ((n = store_poll(&pfd, 1, n)) == -2) {
 			st->interrupted = 1;
 			snprintf(err, errlen, "store %s: interrupted",
 			    st->label);
 			drop(r);
 			return NULL;
 		}
-		if (n == -1 && errno != EINTR)
-			goto io;
-		if (n > 0 && redisBufferRead(c) == REDIS_ERR)
-			goto io;
+		if (n == -1 && errno != EINTR) {
+			snprintf(err, errlen, "store %s: %s", st->label,
+			    strerror(errno));
+			drop(r);
+			return NULL;
+		}
 	}
 	rep = reply;
+	r->got = mono_now();
 	if (rep->type == REDIS_REPLY_ERROR) {
-		snprintf(err, errlen, "store %s: %s", st->label, rep->str);
+		/* A node demoted under us: said plainly, never as the raw
+		 * "READONLY ... script: <sha>, on @user_script:7". */
+		if (strncmp(rep->str, "READONLY", 8) == 0)
+			replica(st, err, errlen);
+		else
+			snprintf(err, errlen, "store %s: %s", st->label,
+			    rep->str);
 		freeReplyObject(rep);
 		return NULL;
 	}
@@ -649,41 +967,81 @@ late:
 	    st->label);
 	drop(r);
 	return NULL;
-io:
-	if (c->err == REDIS_ERR_IO && (errno == EAGAIN ||
-	    errno == EWOULDBLOCK))
-		goto late;
-	*broken = c->err == REDIS_ERR_EOF || c->err == REDIS_ERR_IO;
-	snprintf(err, errlen, "store %s: connection lost: %s", st->label,
-	    c->errstr[0] != '\0' ? c->errstr : "closed");
-	drop(r);
-	return NULL;
 }
 
-/* One command and its whole reply by the deadline (put, then take). */
-static redisReply *
-exchange(struct store *st, double deadline, int argc, const char **argv,
-    const size_t *lens, int *broken, char *err, size_t errlen)
+/* WAIT's count of replicas into r->acked: 0, or -1 with err. */
+static int
+take_acked(struct store *st, double deadline, int *broken, char *err,
+    size_t errlen)
 {
+	double got = st->r->got;	/* the command's reply's */
+	redisReply *w;
 	int pending;
 
-	if (put(st, deadline, argc, argv, lens, broken, err, errlen) == -1)
+	if ((w = take(st, deadline, 1, broken, &pending, err, errlen)) ==
+	    NULL)
+		return -1;
+	st->r->got = got;
+	st->r->acked = w->type == REDIS_REPLY_INTEGER ? w->integer : -1;
+	freeReplyObject(w);
+	return 0;
+}
+
+/* One command and its whole reply by the deadline (put, then take); with
+ * wait, a WAIT for --store-replicas goes in the same round trip, and its
+ * count is in r->acked. */
+static redisReply *
+exchange(struct store *st, double deadline, int wait, int argc,
+    const char **argv, const size_t *lens, int *broken, char *err,
+    size_t errlen)
+{
+	struct store_redis *r = st->r;
+	redisReply *rep;
+	int pending;
+
+	*broken = 0;
+	r->acked = 0;
+	if (queue(st, argc, argv, lens, err, errlen) == -1 ||
+	    (wait && queue_wait(st, deadline, err, errlen) == -1)) {
+		drop(r);
 		return NULL;
-	return take(st, deadline, 1, broken, &pending, err, errlen);
+	}
+	if (flush(st, deadline, broken, err, errlen) == -1)
+		return NULL;
+	rep = take(st, deadline, 1, broken, &pending, err, errlen);
+	if (!wait)
+		return rep;
+	/* WAIT's reply follows whatever the command's was. */
+	if (rep == NULL || take_acked(st, deadline, broken, err,
+	    errlen) == -1) {
+		if (rep != NULL)
+			freeReplyObject(rep);
+		drop(r);
+		return NULL;
+	}
+	return rep;
 }
 
 /* Whether the idle connection was closed by the other end (a server's
  * idle timeout), or has anything to say that was not asked: then it is
- * opened again before a command that may not be asked twice. */
+ * opened again before a command that may not be asked twice.  Over TLS,
+ * records that came meanwhile (a session ticket) are read first: they
+ * say nothing. */
 static int
-closed(const struct store_redis *r)
+closed(struct store_redis *r)
 {
 	struct pollfd pfd;
 
-	pfd.fd = r->c->fd;
+	if (r->rd->pos < r->rd->len ||
+	    (r->tls != NULL && tls_pending(r->tls) > 0))
+		return 1;
+	pfd.fd = r->fd;
 	pfd.events = POLLIN | POLLRDHUP;
 	pfd.revents = 0;
-	return poll(&pfd, 1, 0) != 0;
+	if (poll(&pfd, 1, 0) == 0)
+		return 0;
+	return r->tls == NULL || (pfd.revents & ~POLLIN) != 0 ||
+	    !tls_idle(r->tls);
 }
 
 /* err, a failure to connect again, said as the loss it follows. */
@@ -699,8 +1057,8 @@ lost(const struct store *st, char *err, size_t errlen)
 	    "again: %s", st->label, why);
 }
 
-static int renewed(struct store *st, redisReply *rep, char *err,
-    size_t errlen);
+static int renewed(struct store *st, redisReply *rep, int strict,
+    char *err, size_t errlen);
 
 /* A connection to ask on by the deadline: the one there, else a new
  * one.  0, -1 with err, -3 interrupted (st->interrupted set). */
@@ -710,22 +1068,60 @@ ready(struct store *st, double deadline, char *err, size_t errlen)
 	struct store_redis *r = st->r;
 	int rc;
 
-	if (r->c != NULL && !r->c->err && !closed(r))
+	if (r->fd != -1 && !closed(r))
 		return 0;
+	st->refused = 0;
 	if ((rc = dial(st, deadline, err, errlen)) == 0)
 		return 0;
 	st->interrupted = rc == -3;
 	if (rc == -3)
 		snprintf(err, errlen, "store %s: interrupted", st->label);
-	else if (r->ever)
+	else if (r->ever && !st->refused)
 		lost(st, err, errlen);
 	return rc;
+}
+
+/* The reply to a renewal the run engine sent, and to its WAIT, by its own
+ * deadline: 1 with *out (r->acked set), 0 not whole yet (wait 0), -1 with
+ * err (*broken as take()). */
+static int
+pend_take(struct store *st, int wait, redisReply **out, int *broken,
+    char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	redisReply *w;
+	int pending;
+
+	*out = NULL;
+	*broken = 0;
+	if (r->pend_rep == NULL) {
+		if ((r->pend_rep = take(st, r->pend_until, wait, broken,
+		    &pending, err, errlen)) == NULL)
+			return pending ? 0 : -1;
+		r->pend_got = r->got;
+	}
+	if (r->replicas > 0) {
+		if ((w = take(st, r->pend_until, wait, broken, &pending, err,
+		    errlen)) == NULL) {
+			if (pending)
+				return 0;
+			drop(r);
+			return -1;
+		}
+		r->acked = w->type == REDIS_REPLY_INTEGER ? w->integer : -1;
+		freeReplyObject(w);
+	}
+	r->got = r->pend_got;
+	*out = r->pend_rep;
+	r->pend_rep = NULL;
+	return 1;
 }
 
 /* The reply to argv, or NULL with err naming the store.  Bounded by
  * r->until when set (a renewal: the lease's own deadline), else by
  * --store-timeout from now; a connection found broken is opened again,
- * and a command marked r->again asked once more on it. */
+ * and a command marked r->again asked once more on it.  r->wait: a WAIT
+ * for the replicas goes with it (r->acked). */
 static redisReply *
 call(struct store *st, int argc, const char **argv, const size_t *lens,
     char *err, size_t errlen)
@@ -733,24 +1129,23 @@ call(struct store *st, int argc, const char **argv, const size_t *lens,
 	struct store_redis *r = st->r;
 	double deadline = mono_now() + st->timeout;
 	redisReply *rep = NULL;
-	int again = r->again, broken, tries, rc;
+	int again = r->again, wait = r->wait && r->replicas > 0, broken;
+	int tries, rc;
 
 	if (r->until > 0 && r->until < deadline)
 		deadline = r->until;
-	r->again = 0;
+	r->again = r->wait = 0;
 	r->until = 0;
-	r->sent = 0;
+	r->sent = r->got = 0;
 	st->interrupted = 0;
 	/* A renewal the run engine left unanswered: its reply first (by
 	 * its own deadline), not to be taken for this command's. */
 	if (r->pending) {
 		char why[256];
-		int pend;
 
 		r->pending = 0;
-		if ((rep = take(st, r->pend_until, 1, &broken, &pend, why,
-		    sizeof(why))) != NULL)
-			(void)renewed(st, rep, why, sizeof(why));
+		if (pend_take(st, 1, &rep, &broken, why, sizeof(why)) == 1)
+			(void)renewed(st, rep, 0, why, sizeof(why));
 		if (st->interrupted) {
 			snprintf(err, errlen, "%s", why);
 			return NULL;
@@ -759,8 +1154,8 @@ call(struct store *st, int argc, const char **argv, const size_t *lens,
 	for (tries = 0; tries < 2; tries++) {
 		if ((rc = ready(st, deadline, err, errlen)) != 0)
 			return NULL;
-		rep = exchange(st, deadline, argc, argv, lens, &broken, err,
-		    errlen);
+		rep = exchange(st, deadline, wait, argc, argv, lens, &broken,
+		    err, errlen);
 		if (rep != NULL || !broken || !again || ms_left(deadline) == 0)
 			return rep;
 	}
@@ -786,56 +1181,194 @@ callv(struct store *st, char *err, size_t errlen, int argc, ...)
 	return call(st, argc, argv, lens, err, errlen);
 }
 
-/* A new connection's first words, by the deadline: AUTH, SELECT and
- * TIME (one round trip that says the store answers, and its time). */
-static int
-session(struct store *st, double deadline, char *err, size_t errlen)
+/* The words of one command into argv/lens at *n. */
+static void
+word(const char **argv, size_t *lens, int *n, const char *w)
 {
-	const struct url *u = &st->r->u;
-	const char *argv[3];
-	size_t lens[3];
-	redisReply *rep;
-	char db[16];
-	int broken, n = 0;
+	argv[*n] = w;
+	lens[*n] = strlen(w);
+	(*n)++;
+}
 
-	if (u->has_pass) {
-		argv[n++] = "AUTH";
-		if (u->user[0] != '\0')
-			argv[n++] = u->user;
-		argv[n++] = u->pass;
-		for (broken = 0; broken < n; broken++)
-			lens[broken] = strlen(argv[broken]);
-		if ((rep = exchange(st, deadline, n, argv, lens, &broken, err,
+/* Whether a role (HELLO's "role", ROLE's first word) is a master's; else
+ * err says what the node is. */
+static int
+master(struct store *st, const redisReply *role, char *err, size_t errlen)
+{
+	if (role != NULL && (role->type == REDIS_REPLY_STRING ||
+	    role->type == REDIS_REPLY_STATUS) &&
+	    strcmp(role->str, "master") == 0)
+		return 1;
+	if (role != NULL && (role->type == REDIS_REPLY_STRING ||
+	    role->type == REDIS_REPLY_STATUS) &&
+	    strcmp(role->str, "sentinel") == 0) {
+		st->refused = 1;
+		snprintf(err, errlen, "store %s is a Sentinel, not Redis: "
+		    "point --store at the master", st->r->node);
+	} else if (role == NULL)
+		snprintf(err, errlen, "store %s: no role in the reply to "
+		    "HELLO", st->label);
+	else
+		replica(st, err, errlen);
+	return 0;
+}
+
+/* HELLO's value of key, or NULL. */
+static const redisReply *
+hello_field(const redisReply *rep, const char *key)
+{
+	size_t i;
+
+	if (rep->type != REDIS_REPLY_ARRAY)
+		return NULL;
+	for (i = 0; i + 1 < rep->elements; i += 2)
+		if (rep->element[i]->type == REDIS_REPLY_STRING &&
+		    strcmp(rep->element[i]->str, key) == 0)
+			return rep->element[i + 1];
+	return NULL;
+}
+
+/* The replies after the first of a session sent in one go, by the
+ * deadline: SELECT's, then TIME's.  0, -1 with err, -3 interrupted. */
+static int
+session_rest(struct store *st, double deadline, char *err, size_t errlen)
+{
+	redisReply *rep;
+	int broken, pending;
+
+	if (st->r->u.db != 0) {
+		if ((rep = take(st, deadline, 1, &broken, &pending, err,
 		    errlen)) == NULL)
 			return st->interrupted ? -3 : -1;
 		freeReplyObject(rep);
 	}
-	if (u->db != 0) {
-		snprintf(db, sizeof(db), "%ld", u->db);
-		argv[0] = "SELECT";
-		argv[1] = db;
-		lens[0] = 6;
-		lens[1] = strlen(db);
-		if ((rep = exchange(st, deadline, 2, argv, lens, &broken, err,
-		    errlen)) == NULL)
-			return st->interrupted ? -3 : -1;
-		freeReplyObject(rep);
-	}
-	argv[0] = "TIME";
-	lens[0] = 4;
-	if ((rep = exchange(st, deadline, 1, argv, lens, &broken, err,
-	    errlen)) == NULL)
+	if ((rep = take(st, deadline, 1, &broken, &pending, err, errlen)) ==
+	    NULL)
 		return st->interrupted ? -3 : -1;
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
 	    take_time(st, rep->element) == -1) {
 		snprintf(err, errlen, "store %s: TIME: unexpected reply",
 		    st->label);
 		freeReplyObject(rep);
-		drop(st->r);
 		return -1;
 	}
 	freeReplyObject(rep);
 	return 0;
+}
+
+/*
+ * A new connection's first words, in one round trip: HELLO (with AUTH
+ * when there is a password: it authenticates, and says the node's role,
+ * which any user may ask, where ROLE needs @admin), SELECT, TIME (the
+ * store answers, and its time).  A node that is not the master is
+ * refused.  A Redis older than 6 has no HELLO: then AUTH, ROLE, SELECT,
+ * TIME, one round trip more.  0, -1 with err, -3 interrupted.
+ */
+static int
+session(struct store *st, double deadline, char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	const struct url *u = &r->u;
+	const char *argv[6];
+	size_t lens[6];
+	redisReply *rep;
+	char db[16];
+	int broken, pending, n, old, i, rc;
+
+	snprintf(db, sizeof(db), "%ld", u->db);
+	for (old = 0; old < 2; old++) {
+		n = 0;
+		if (!old) {
+			word(argv, lens, &n, "HELLO");
+			word(argv, lens, &n, "2");
+			if (u->has_pass) {
+				word(argv, lens, &n, "AUTH");
+				word(argv, lens, &n, u->user[0] != '\0' ?
+				    u->user : "default");
+				word(argv, lens, &n, u->pass);
+			}
+			if (queue(st, n, argv, lens, err, errlen) == -1)
+				return -1;
+		} else {
+			if (u->has_pass) {
+				word(argv, lens, &n, "AUTH");
+				if (u->user[0] != '\0')
+					word(argv, lens, &n, u->user);
+				word(argv, lens, &n, u->pass);
+				if (queue(st, n, argv, lens, err, errlen) == -1)
+					return -1;
+				n = 0;
+			}
+			word(argv, lens, &n, "ROLE");
+			if (queue(st, n, argv, lens, err, errlen) == -1)
+				return -1;
+		}
+		n = 0;
+		word(argv, lens, &n, "SELECT");
+		word(argv, lens, &n, db);
+		if (u->db != 0 && queue(st, n, argv, lens, err, errlen) == -1)
+			return -1;
+		n = 0;
+		word(argv, lens, &n, "TIME");
+		if (queue(st, n, argv, lens, err, errlen) == -1)
+			return -1;
+		if (flush(st, deadline, &broken, err, errlen) == -1)
+			goto refused;
+		if (old && u->has_pass) {
+			if ((rep = take(st, deadline, 1, &broken, &pending,
+			    err, errlen)) == NULL)
+				goto refused;
+			freeReplyObject(rep);
+		}
+		if ((rep = take(st, deadline, 1, &broken, &pending, err,
+		    errlen)) == NULL) {
+			/* HELLO unknown: a Redis before 6.  Its other
+			 * replies are read, then asked the old way. */
+			if (!old && r->fd != -1 && strstr(err, "unknown "
+			    "command") != NULL) {
+				for (i = 0; i < 1 + (u->db != 0); i++) {
+					if ((rep = take(st, deadline, 1,
+					    &broken, &pending, err, errlen)) !=
+					    NULL)
+						freeReplyObject(rep);
+					else if (r->fd == -1)
+						return st->interrupted ? -3 :
+						    -1;
+				}
+				continue;
+			}
+			goto refused;
+		}
+		rc = master(st, old ? (rep->type == REDIS_REPLY_ARRAY &&
+		    rep->elements > 0 ? rep->element[0] : NULL) :
+		    hello_field(rep, "role"), err, errlen);
+		freeReplyObject(rep);
+		if (!rc)
+			return -1;
+		return session_rest(st, deadline, err, errlen);
+	}
+	snprintf(err, errlen, "store %s: unexpected replies to HELLO",
+	    st->label);
+	return -1;
+refused:
+	if (st->interrupted)
+		return -3;
+	/* Closed before a word: what a TLS port does with plain text, and
+	 * a TLS server that refuses the client's certificate, or its lack
+	 * of one, when its alert is lost in the reset. */
+	if (broken && !u->tls)
+		snprintf(err, errlen, "store %s: the server closed the "
+		    "connection before answering (a TLS port? use rediss://)",
+		    st->label);
+	else if (broken)
+		snprintf(err, errlen, "store %s: the server closed the TLS "
+		    "connection before answering (%s)", st->label,
+		    r->tcfg.cert == NULL ? "does it want a client certificate? "
+		    "--store-cert FILE, --store-key FILE" : "does it refuse "
+		    "the client certificate?");
+	else if (r->fd != -1)
+		st->refused = 1;	/* it answered, and said no */
+	return -1;
 }
 
 /* The generation of the state at KEYS[n]: 0 when there is none, -1 when
@@ -1025,7 +1558,9 @@ take_time(struct store *st, redisReply **e)
 		return -1;
 	st->clock_at = strtod(e[0]->str, NULL) + strtod(e[1]->str, NULL) /
 	    1e6;
-	st->clock_mono = mono_now();
+	/* When its reply came, not when it is read: a WAIT's after it
+	 * may have taken a while. */
+	st->clock_mono = st->r->got > 0 ? st->r->got : mono_now();
 	return 0;
 }
 
@@ -1038,17 +1573,38 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 	struct sigaction sa;
 	unsigned char rnd[16];
 	const char *why = "";
+	char why_tls[600];
 	struct url u;
 	size_t i;
 	int rc;
 
 	if (url_parse(url, &u, &why) == -1) {
+		memset(&u, 0, sizeof(u));
 		snprintf(err, errlen, "invalid --store URL: %s", why);
 		return -1;
 	}
 	url_label(&u, st->label, sizeof(st->label));
 	if ((r = st->r = calloc(1, sizeof(*r))) == NULL)
 		goto nomem;
+	r->fd = -1;
+	url_node(&u, r->node, sizeof(r->node));
+	r->replicas = st->replicas;
+	r->tcfg.ca = st->ca;
+	r->tcfg.cert = st->cert;
+	r->tcfg.key = st->key;
+	/* What cannot work is said before anything is sent: a secret would
+	 * go in clear to a redis:// meant as rediss://. */
+	if (!u.tls && (st->ca != NULL || st->cert != NULL ||
+	    st->key != NULL)) {
+		snprintf(err, errlen, "store %s: --store-ca, --store-cert and "
+		    "--store-key are for a rediss:// (TLS) store", st->label);
+		goto refuse;
+	}
+	if (st->key != NULL && st->cert == NULL) {
+		snprintf(err, errlen, "store %s: --store-key without "
+		    "--store-cert", st->label);
+		goto refuse;
+	}
 	if (st->name != NULL && (asprintf(&r->key, "cbexec:circuit:%s",
 	    st->name) == -1 || asprintf(&r->lock, "cbexec:lock:%s",
 	    st->name) == -1 || asprintf(&r->run, "cbexec:run:%s",
@@ -1059,6 +1615,7 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
 		snprintf(err, errlen, "store %s: no random token: %s",
 		    st->label, strerror(errno));
+		memset(&u, 0, sizeof(u));
 		return -1;
 	}
 	for (i = 0; i < sizeof(rnd); i++)
@@ -1076,23 +1633,43 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 			snprintf(err, errlen, "store %s: the password is "
 			    "longer than %zu bytes", st->label,
 			    sizeof(u.pass) - 1);
-			memset(&u, 0, sizeof(u));
-			return -1;
+			goto refuse;
 		}
 		snprintf(u.pass, sizeof(u.pass), "%s", st->password);
 		u.has_pass = 1;
 	}
+	if (u.user[0] != '\0' && !u.has_pass) {
+		snprintf(err, errlen, "store %s: no password for user %s: give "
+		    "it with --store-password-file F or CBEXEC_STORE_PASSWORD",
+		    st->label, u.user);
+		goto refuse;
+	}
+	/* libssl, the CA and the client's certificate, before anything is
+	 * sent: what is wrong with them is wrong whether or not the store
+	 * can be reached. */
+	if (u.tls && tls_ctx_new(&r->tctx, &r->tcfg, why_tls,
+	    sizeof(why_tls)) == -1) {
+		snprintf(err, errlen, "store %s: %s", st->label, why_tls);
+		goto refuse;
+	}
 	r->u = u;
 	memset(&u, 0, sizeof(u));	/* the password */
 	if ((rc = dial(st, mono_now() + st->timeout, err, errlen)) != 0) {
-		if (rc == -3)
+		if (rc == -3) {
+			st->interrupted = 1;
 			snprintf(err, errlen, "store %s: interrupted",
 			    st->label);
+		}
 		return -1;
 	}
 	r->ever = 1;
 	return 0;
+refuse:
+	st->refused = 1;
+	memset(&u, 0, sizeof(u));
+	return -1;
 nomem:
+	memset(&u, 0, sizeof(u));
 	snprintf(err, errlen, "store %s: out of memory", st->label);
 	return -1;
 }
@@ -1104,8 +1681,8 @@ redis_close(struct store *st)
 
 	if (r == NULL)
 		return;
-	if (r->c != NULL)
-		redisFree(r->c);
+	drop(r);
+	tls_ctx_free(r->tctx);
 	memset(&r->u, 0, sizeof(r->u));	/* the password */
 	free(r->key);
 	free(r->lock);
@@ -1144,8 +1721,7 @@ redis_place(const struct store *st)
 static int
 redis_fd(const struct store *st)
 {
-	return st->r != NULL && st->r->c != NULL && !st->r->c->err ?
-	    st->r->c->fd : -1;
+	return st->r != NULL ? st->r->fd : -1;
 }
 
 /* A copy of a string reply into *out (NULL for nil): 0, -1 out of
@@ -1166,6 +1742,8 @@ keep_reply(const redisReply *v, char **out, size_t *len)
 	return 0;
 }
 
+static void redis_unlock(struct store *st);
+
 static int
 redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
     size_t errlen)
@@ -1184,6 +1762,7 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 	for (;;) {
 		latest_ms(st, st->timeout, by, sizeof(by));
 		r->again = 1;
+		r->wait = 1;
 		if ((rep = eval(st, lua_lock, 3, args, NULL, err,
 		    errlen)) == NULL)
 			return st->interrupted ? -3 : -1;
@@ -1216,6 +1795,19 @@ redis_lock(struct store *st, double wait, int (*nap)(double), char *err,
 			}
 		}
 		freeReplyObject(rep);
+		if (taken && r->replicas > 0 && r->acked < r->replicas) {
+			/* Not on the replicas, the lease would not outlive
+			 * a failover: given back, and nothing runs. */
+			snprintf(err, errlen, "store %s: the lease on circuit %s "
+			    "was confirmed by %lld of %d replicas within "
+			    "--store-timeout (--store-replicas %d)", st->label,
+			    st->name, r->acked < 0 ? 0 : r->acked, r->replicas,
+			    r->replicas);
+			st->held = 1;
+			redis_unlock(st);
+			st->held = 0;
+			return -1;
+		}
 		if (taken) {
 			st->held = 1;
 			/* the lease counts from when it was asked for */
@@ -1234,7 +1826,7 @@ redis_unlock(struct store *st)
 	char err[256];
 	redisReply *rep;
 
-	if (st->r == NULL || st->r->c == NULL || st->r->c->err)
+	if (st->r == NULL || st->r->fd == -1)
 		return;
 	keys[0] = st->r->lock;
 	args[0] = st->r->token;
@@ -1262,7 +1854,9 @@ renewal(struct store *st, struct renewal *w, char *err, size_t errlen)
 
 	if (st->held && until <= mono_now()) {
 		snprintf(err, errlen, "store %s: the lease on circuit %s ran "
-		    "out before it could be renewed", st->label, st->name);
+		    "out before it could be renewed%s%s", st->label, st->name,
+		    st->r->unconfirmed[0] != '\0' ? ": " : "",
+		    st->r->unconfirmed);
 		return -1;
 	}
 	w->wait = st->timeout;
@@ -1280,10 +1874,14 @@ renewal(struct store *st, struct renewal *w, char *err, size_t errlen)
 }
 
 /* What the renewal's reply says: 0 renewed (dated from when it was
- * sent), or -1 with err. */
+ * sent), or -1 with err.  A renewal the replicas did not confirm
+ * (--store-replicas) does not move the lease's local deadline: strict,
+ * it is an error; else the next renewal may still come in time. */
 static int
-renewed(struct store *st, redisReply *rep, char *err, size_t errlen)
+renewed(struct store *st, redisReply *rep, int strict, char *err,
+    size_t errlen)
 {
+	struct store_redis *r = st->r;
 	redisReply **e = rep->element;
 	int ok;
 
@@ -1304,8 +1902,20 @@ renewed(struct store *st, redisReply *rep, char *err, size_t errlen)
 		    st->name);
 		return -1;
 	}
-	st->renewed = st->r->sent;
 	st->held = 1;
+	if (r->replicas > 0 && r->acked < r->replicas) {
+		snprintf(r->unconfirmed, sizeof(r->unconfirmed), "its renewal "
+		    "was confirmed by %lld of %d replicas within "
+		    "--store-timeout", r->acked < 0 ? 0 : r->acked,
+		    r->replicas);
+		if (!strict)
+			return 0;
+		snprintf(err, errlen, "store %s: the lease on circuit %s: %s",
+		    st->label, st->name, r->unconfirmed);
+		return -1;
+	}
+	r->unconfirmed[0] = '\0';
+	st->renewed = r->sent;
 	return 0;
 }
 
@@ -1320,9 +1930,10 @@ redis_keepalive(struct store *st, char *err, size_t errlen)
 		return -1;
 	r->until = mono_now() + w.wait;
 	r->again = 1;
+	r->wait = 1;
 	if ((rep = call(st, w.e.n, w.e.argv, w.e.alen, err, errlen)) == NULL)
 		return -1;
-	return renewed(st, rep, err, errlen);
+	return renewed(st, rep, 1, err, errlen);
 }
 
 /* A renewal sent, not waited for: 1, or -1 with err.  again: a broken
@@ -1341,8 +1952,13 @@ renew_start(struct store *st, int again, char *err, size_t errlen)
 	st->interrupted = 0;
 	if (ready(st, deadline, err, errlen) != 0)
 		return -1;
-	if (put(st, deadline, w.e.n, w.e.argv, w.e.alen, &broken, err,
-	    errlen) == -1)
+	r->acked = 0;
+	if (queue(st, w.e.n, w.e.argv, w.e.alen, err, errlen) == -1 ||
+	    (r->replicas > 0 && queue_wait(st, deadline, err, errlen) == -1)) {
+		drop(r);
+		return -1;
+	}
+	if (flush(st, deadline, &broken, err, errlen) == -1)
 		return broken && again && ms_left(deadline) > 0 ?
 		    renew_start(st, 0, err, errlen) : -1;
 	r->pending = again ? 2 : 1;
@@ -1355,19 +1971,18 @@ redis_keepalive_async(struct store *st, char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
 	redisReply *rep;
-	int broken, pending, again;
+	int broken, rc, again;
 
 	if (!r->pending)
 		return renew_start(st, 1, err, errlen);
-	rep = take(st, r->pend_until, 0, &broken, &pending, err, errlen);
-	if (rep == NULL && pending)
+	if ((rc = pend_take(st, 0, &rep, &broken, err, errlen)) == 0)
 		return 1;
 	again = r->pending == 2;
 	r->pending = 0;
-	if (rep == NULL)
+	if (rc == -1)
 		return broken && again && ms_left(r->pend_until) > 0 ?
 		    renew_start(st, 0, err, errlen) : -1;
-	return renewed(st, rep, err, errlen);
+	return renewed(st, rep, 0, err, errlen);
 }
 
 /* Text of a state from the store into *s; 1 with a fresh one when there
@@ -1453,6 +2068,7 @@ fenced(struct store *st, const char *script, const char *text,
 	args[3] = ms;
 	args[4] = by;
 	lens[2] = strlen(text);
+	st->r->wait = 1;
 	if ((rep = eval(st, script, 5, args, lens, err, errlen)) == NULL) {
 		/* Sent and not answered: it may have landed all the same. */
 		if (st->r->sent > 0 && strstr(err, "interrupted") == NULL) {
@@ -1465,6 +2081,17 @@ fenced(struct store *st, const char *script, const char *text,
 	}
 	rc = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
 	freeReplyObject(rep);
+	if (rc == 1 && st->r->replicas > 0 &&
+	    st->r->acked < st->r->replicas) {
+		/* In the master, not confirmed where a failover would look
+		 * for it. */
+		snprintf(err, errlen, "store %s: circuit %s: the save was "
+		    "confirmed by %lld of %d replicas within --store-timeout; "
+		    "the state may or may not have been saved", st->label,
+		    st->name, st->r->acked < 0 ? 0 : st->r->acked,
+		    st->r->replicas);
+		return -1;
+	}
 	if (rc == 1) {
 		st->renewed = st->r->sent;	/* the script set the lease */
 		return 0;
@@ -1527,7 +2154,7 @@ redis_unbegin(struct store *st)
 	char err[256];
 	redisReply *rep;
 
-	if (st->r == NULL || st->r->c == NULL || st->r->c->err)
+	if (st->r == NULL || st->r->fd == -1)
 		return;
 	args[0] = st->r->token;
 	if ((rep = eval(st, lua_unbegin, 1, args, NULL, err,
@@ -1745,8 +2372,8 @@ account_get(struct store *st, const char *key, const char *name,
 	rc = account_from_text(rep->str, rep->len, name, a, why, sizeof(why));
 	freeReplyObject(rep);
 	if (rc < 0)
-		snprintf(err, errlen, "%s in %s: corrupt account: %s", key,
-		    st->label, why);
+		snprintf(err, errlen, rc == -2 ? "%s in %s: %s" :
+		    "%s in %s: corrupt account: %s", key, st->label, why);
 	return rc;
 }
 
@@ -1825,6 +2452,7 @@ redis_account_update(struct store *st, const char *name, double wait,
 		}
 		args[0] = gen;
 		args[1] = text;
+		st->r->wait = 1;
 		rep = eval_keys(st, lua_account_cas, 1, keys, 2, args, NULL,
 		    err, errlen);
 		free(text);
@@ -1835,6 +2463,16 @@ redis_account_update(struct store *st, const char *name, double wait,
 		}
 		w = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
 		freeReplyObject(rep);
+		if (w == 1 && st->r->replicas > 0 &&
+		    st->r->acked < st->r->replicas) {
+			snprintf(err, errlen, "%s in %s: the change was confirmed "
+			    "by %lld of %d replicas within --store-timeout; it "
+			    "may or may not have been saved", key, st->label,
+			    st->r->acked < 0 ? 0 : st->r->acked,
+			    st->r->replicas);
+			rc = ACCOUNT_ERROR;
+			goto out;
+		}
 		if (w == 1) {
 			rc = 1;
 			goto out;
@@ -1862,6 +2500,7 @@ redis_account_list(struct store *st, char ***names, size_t *n, char *err,
 const struct store_backend store_redis = {
 	.name = "redis",
 	.check = redis_check,
+	.password = redis_password,
 	.open = redis_open,
 	.close = redis_close,
 	.lock = redis_lock,

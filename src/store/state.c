@@ -132,11 +132,11 @@ scratch_reset(void)
 }
 
 static int
-take_event(void *arg, const cJSON *j)
+take_event(void *arg, const cJSON *j, const char *text)
 {
 	char why[256];
 
-	return history_event(arg, j, why, sizeof(why));
+	return history_event(arg, j, text, why, sizeof(why));
 }
 
 /*
@@ -379,7 +379,7 @@ state_parse(const char *path, const char *buf, size_t len, const char *name,
 	/* The events as they are read, each tree dropped after its event. */
 	memset(&l, 0, sizeof(l));
 	if ((j = parse_in_arena(buf, len, &l, &end)) != NULL)
-		rc = state_from_tree(j, &l, s, why, sizeof(why));
+		rc = state_from_tree(j, &l, buf, s, why, sizeof(why));
 	event_list_free(&l);
 	arena_drop();
 	/* Anything wrong: read again as a whole, which names the first
@@ -391,7 +391,7 @@ state_parse(const char *path, const char *buf, size_t len, const char *name,
 			syntax_error(path, buf, len, end, err, errlen);
 			return -1;
 		}
-		rc = state_from_json(j, s, why, sizeof(why));
+		rc = state_from_tree(j, NULL, buf, s, why, sizeof(why));
 		arena_drop();
 	}
 	if (rc < 0) {
@@ -439,7 +439,7 @@ state_parse_json(const char *where, const char *buf, size_t len,
 		syntax_error(where, buf, len, end, err, errlen);
 		return -1;
 	}
-	if ((rc = state_from_json(*j, s, why, sizeof(why))) < 0) {
+	if ((rc = state_from_tree(*j, NULL, buf, s, why, sizeof(why))) < 0) {
 		snprintf(err, errlen, "%s: %s", where, why);
 		cJSON_Delete(*j);
 		*j = NULL;

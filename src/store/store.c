@@ -35,6 +35,7 @@ static const struct {
 	const struct store_backend *be;
 } schemes[] = {
 	{ "redis", &store_redis },
+	{ "rediss", &store_redis },
 	{ "unix", &store_redis },
 	{ "etcd", &store_etcd },
 	{ "etcds", &store_etcd },
@@ -80,6 +81,19 @@ store_url_check(const char *url, char *label, size_t labellen, char *err,
 	    labellen : sizeof(scratch), err, errlen);
 }
 
+int
+store_url_password(const char *url, size_t *off, size_t *len)
+{
+	const struct store_backend *be;
+	char err[256];
+
+	*off = *len = 0;
+	if ((be = backend_of(url, err, sizeof(err))) == NULL ||
+	    be->password == NULL)
+		return 0;
+	return be->password(url, off, len);
+}
+
 /* ---- waits ---- */
 
 static int (*poll_fn)(struct pollfd *, int, int);
@@ -113,6 +127,7 @@ store_open(struct store **stp, const struct store_cfg *cfg, char *err,
 	st->ca = cfg->ca;
 	st->cert = cfg->cert;
 	st->key = cfg->key;
+	st->replicas = cfg->replicas;
 	st->clock_at = -1;
 	if (cfg->poll != NULL)
 		poll_fn = cfg->poll;
@@ -134,6 +149,8 @@ store_open(struct store **stp, const struct store_cfg *cfg, char *err,
 		return 0;
 	if (st->interrupted)
 		rc = -3;
+	else if (st->refused)
+		rc = -2;
 fail:
 	store_close(st);
 	*stp = NULL;

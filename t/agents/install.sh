@@ -4,7 +4,9 @@
 # outside the source tree, once: a client already there at its version is
 # left alone, so nothing is downloaded again.
 #
-#   sh t/agents/install.sh [CLIENT...]      (default: all nine)
+#   sh t/agents/install.sh [CLIENT...]      (default: the nine cbexec has
+#                                           adapters for; grok and cline,
+#                                           described in a config, when named)
 #
 # The cache is $CBEXEC_AGENT_CACHE, else .cache/cbexec-agents beside the
 # checkout when that exists, else ${XDG_CACHE_HOME:-$HOME/.cache}/cbexec-agents;
@@ -23,15 +25,17 @@ else
 fi
 
 # client package version directory
-PINS='claude @anthropic-ai/claude-code 2.1.330 claude-code-2.1.330
-codex @openai/codex 0.169.0 codex-0.169.0
+PINS='claude @anthropic-ai/claude-code 2.1.332 claude-code-2.1.332
+codex @openai/codex 0.171.0 codex-0.171.0
 gemini @google/gemini-cli 0.61.0 @google+gemini-cli-0.61.0
 qwen @qwen-code/qwen-code 0.15.10 qwen-code-0.15.10
 opencode opencode-ai 1.18.33 opencode-ai-1.18.33
 pi @mariozechner/pi-coding-agent 0.73.1 pi-coding-agent-0.73.1
 copilot @github/copilot 1.0.102 github-copilot-1.0.102
 cn @continuedev/cli 1.5.47 continuedev-cli-1.5.47
-kilo @kilocode/cli 7.7.7 kilocode-cli-7.7.7'
+kilo @kilocode/cli 7.7.7 kilocode-cli-7.7.7
+grok @vibe-kit/grok-cli 0.0.34 grok-cli-0.0.34
+cline cline 3.0.65 cline-3.0.65'
 
 say() { printf 'install: %s\n' "$*" >&2; }
 

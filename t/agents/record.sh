@@ -7,8 +7,10 @@
 #   sh t/agents/record.sh CLIENT [SCENARIO...]
 #
 # CLIENT is claude, codex, gemini, qwen, opencode, pi, copilot, cn or
-# kilo.  A SCENARIO is a mock scenario (mock/*.py: success, complete, 401,
-# 403, 429, 500, 503, 529, credit, usage_limit, tools, tools_loop, ...;
+# kilo; or grok or cline, which cbexec reads through a description in a
+# config (docs/grok.md, docs/cline.md).  A SCENARIO is a mock scenario (mock/*.py: success, complete, 401,
+# 403, 429, 500, 503, 529, credit, usage_limit, tools, tools_loop, cut (a
+# stream cut mid-way), ...;
 # refused: a port nothing listens on; missing_key: no key at all), with
 # an optional suffix that changes the client's settings:
 #   _defaults   the client's own retry settings (env/CLIENT.sh turns them
@@ -16,6 +18,9 @@
 #   _codex      pi: the ChatGPT-plan provider (openai-codex) on mock-openai
 #   _anthropic  copilot: the "anthropic" provider type on mock-anthropic
 #   _auto       kilo: `kilo run --auto` (grants what it would ask for)
+#   _noallow    copilot: without --allow-all-tools (every tool it would
+#               run asks, and nobody can answer)
+#   _turns1     claude: --max-turns 1 (its own turn cap)
 # Default: every scenario of check-agents for that client.  Each runs once
 # per output format of the client, in a fresh $HOME, with stdin from
 # /dev/null, under `timeout $REC_TIMEOUT` (300 s), as its own session:
@@ -39,11 +44,13 @@ pi) FORMATS='text json' ;;
 copilot) FORMATS='text json' ;;
 cn) FORMATS='text json' ;;
 kilo) FORMATS='plain json' ;;
-*) echo "record.sh: unknown client '$CLIENT' (claude, codex, gemini, qwen, opencode, pi, copilot, cn, kilo)" >&2
+grok) FORMATS='json' ;;
+cline) FORMATS='text json' ;;
+*) echo "record.sh: unknown client '$CLIENT' (claude, codex, gemini, qwen, opencode, pi, copilot, cn, kilo; grok, cline)" >&2
    exit 2 ;;
 esac
 SCENARIOS=${*:-success complete 401 403 429 529 503 500 credit usage_limit \
-    refused missing_key tools tools_loop}
+    refused missing_key tools tools_loop cut}
 PROMPT='Work on the next task of the plan.'
 REC_TIMEOUT=${REC_TIMEOUT:-300}
 ROOT=${REC_ROOT:-/tmp/cbexec-rec-$CLIENT}
@@ -100,6 +107,9 @@ command_of() {
 	cn/json) echo "cn --config \"\$CN_CONFIG\" -p '$PROMPT' --format json" ;;
 	kilo/plain) echo "kilo run '$PROMPT'" ;;
 	kilo/json) echo "kilo run --format json '$PROMPT'" ;;
+	grok/json) echo "grok -p '$PROMPT'" ;;
+	cline/text) echo "cline -P anthropic '$PROMPT'" ;;
+	cline/json) echo "cline --json -P anthropic '$PROMPT'" ;;
 	esac
 }
 
@@ -112,9 +122,11 @@ record() {
 	*_codex) base=${sc%_codex} extra=CBEXEC_PI_PROVIDER=openai-codex mock=openai ;;
 	*_anthropic) base=${sc%_anthropic} extra=CBEXEC_COPILOT_PROVIDER=anthropic ;;
 	*_auto) base=${sc%_auto} ;;
+	*_noallow) base=${sc%_noallow} ;;
+	*_turns1) base=${sc%_turns1} ;;
 	esac
 	case $CLIENT in
-	codex|qwen) mock=openai ;;
+	codex|qwen|grok) mock=openai ;;
 	gemini) mock=gemini ;;
 	copilot) [ -z "$extra" ] && mock=openai ;;
 	esac
@@ -122,7 +134,7 @@ record() {
 	[ "$base" = refused ] && port=$DEAD
 	url=http://127.0.0.1:$port/s/$base
 	case $CLIENT/$mock in
-	copilot/openai|codex/openai|qwen/openai) url=$url/v1 ;;
+	copilot/openai|codex/openai|qwen/openai|grok/openai) url=$url/v1 ;;
 	esac
 	# Claude Code's subscription limit needs an OAuth login.
 	case $CLIENT/$base in
@@ -137,10 +149,15 @@ record() {
 	cmd=$(command_of "$fmt")
 	# kilo run --auto: permissions it would ask for are granted
 	case $sc in *_auto) cmd=$(echo "$cmd" | sed 's/^kilo run /kilo run --auto /') ;; esac
+	# copilot without --allow-all-tools: its tools ask, nobody answers
+	case $sc in *_noallow) cmd=$(echo "$cmd" | sed 's/ --allow-all-tools//') ;; esac
+	case $sc in *_turns1) cmd="$cmd --max-turns 1" ;; esac
 	unset_key=
 	if [ "$base" = missing_key ]; then
 		case $CLIENT in
 		copilot) unset_key='unset COPILOT_PROVIDER_API_KEY' ;;
+		grok) unset_key='unset GROK_API_KEY' ;;
+		cline) unset_key='unset CLINE_KEY; cline_settings' ;;
 		*) unset_key='unset ANTHROPIC_API_KEY OPENAI_API_KEY GEMINI_API_KEY' ;;
 		esac
 	fi

@@ -6,7 +6,9 @@
 # the provider scenarios a user meets: an answer with a RALPH_STATUS block,
 # COMPLETE, a bad key (401), a missing key, no permission (403), a rate
 # limit with retry-after (429), an overload (529 or 503), a server error
-# (500), no credit, a usage limit with a reset time, a refused connection;
+# (500), no credit, a usage limit with a reset time, a refused connection,
+# a stream cut mid-answer (cut); for Gemini its Code Assist quota with
+# "reset after 2h52m39s" and an expired key;
 # for Claude Code a usage limit that passes, then a trial run that needs
 # no operator; and for Claude Code and Codex usage the mock reports going
 # over --max-tokens (live from Claude's messages, at the end from Codex's
@@ -194,7 +196,7 @@ job() {	# job CLIENT SCENARIO
 		[ $rc -eq 0 ] && [ "$(st "$n" iteration)" = 1 ]
 		say $? "$c: STATUS: COMPLETE ends the loop after one run" \
 		    "exit $rc, runs $(st "$n" iteration)" ;;
-	401|403|missing_key|credit)
+	401|403|missing_key|credit|key_expired)
 		want=auth
 		[ "$s" = credit ] && want=billing
 		drive "$c" "$s" "$n" --progress exit
@@ -202,16 +204,17 @@ job() {	# job CLIENT SCENARIO
 		    [ "$(st "$n" iteration)" = 1 ]
 		say $? "$c: $s: 122 after one run, fatal $want" \
 		    "exit $rc, reason $(st "$n" open_reason): $(st "$n" last_error.message)" ;;
-	429|529|503|500|refused)
+	429|529|503|500|refused|cut)
 		case $s in
 		429) want=rate_limited ;;
 		529|503) want=overloaded ;;
 		500) want='server_error|overloaded' ;;
-		refused) want=network ;;
+		refused|cut) want=network ;;
 		esac
 		drive "$c" "$scen" "$n" --progress exit
 		ty=$(st "$n" last_error.type)
-		# the exit status is the client's own (Qwen's 0, Gemini's
+		# the exit status is the client's own, or 1 where it exited 0
+		# or with a status of its own above 128 (Qwen's 0, Gemini's
 		# HTTP status & 0xFF): cbexec did not intervene
 		[ $rc -lt 120 -o $rc -gt 122 ] &&
 		    [ "$(st "$n" state)" = CLOSED ] &&
@@ -221,7 +224,7 @@ job() {	# job CLIENT SCENARIO
 		    echo "$ty" | grep -Eqx "$want"
 		say $? "$c: $s: transient $ty, the client's own exit $rc, not the same error" \
 		    "exit $rc, state $(st "$n" state), $(st "$n" last_error.class) $ty: $(st "$n" last_error.message)" ;;
-	usage_limit|quota_daily)
+	usage_limit|quota_daily|capacity)
 		drive "$c" "$s" "$n" --progress exit
 		[ $rc -eq 120 ] && [ "$(st "$n" state)" = OPEN ] &&
 		    [ "$(st "$n" last_error.type)" = usage_limit ] &&
@@ -299,7 +302,8 @@ i=0
 while [ $i -lt "$JOBS" ]; do echo >&3; i=$((i + 1)); done
 k=0 PIDS=
 # Slowest first: Qwen, opencode, cn and Copilot retry by themselves.
-for cs in claude:trial qwen:429 qwen:529 qwen:500 qwen:usage_limit \
+for cs in claude:trial cn:cut opencode:cut qwen:cut \
+    qwen:429 qwen:529 qwen:500 qwen:usage_limit \
     cn:refused cn:529 copilot:credit copilot:usage_limit \
     opencode:529 opencode:500 opencode:usage_limit opencode:refused \
     opencode:429 qwen:refused copilot:refused copilot:503 copilot:500 \
@@ -327,7 +331,9 @@ for cs in claude:trial qwen:429 qwen:529 qwen:500 qwen:usage_limit \
     kilo:429 kilo:529 kilo:500 kilo:credit kilo:usage_limit kilo:refused \
     kilo:loop kilo:spend \
     claude:paging codex:paging gemini:paging qwen:paging opencode:paging \
-    pi:paging copilot:paging cn:paging kilo:paging; do
+    pi:paging copilot:paging cn:paging kilo:paging \
+    copilot:cut kilo:cut claude:cut codex:cut gemini:cut pi:cut \
+    gemini:capacity gemini:key_expired; do
 	case " ${CHECK_AGENTS_ONLY:-$cs} " in *" $cs "*) ;; *) continue ;; esac
 	c=${cs%%:*} s=${cs#*:}
 	# Gemini's usage limit is its daily quota (no reset time given).

@@ -59,6 +59,16 @@ my %table = (
 	refused_default_retries => [qw(catch transient network)],
 	drop => [qw(catch transient network)],
 	drop_defaults => [qw(catch transient network)],
+	# the stream cut mid-body: undici's "terminated", Bun's "socket
+	# connection was closed", hyper's "error reading a body"
+	cut => [qw(catch transient network)],
+	# Gemini's Code Assist quota with its reset ("reset after 2h52m39s")
+	capacity => [qw(catch transient usage_limit)],
+	key_expired => [qw(catch fatal auth)],
+	# a tool the client asks permission for, in a run nobody can answer
+	tools_ask_noallow => [qw(catch recoverable blocked)],
+	# the client's own turn cap (claude --max-turns 1)
+	tools_turns1 => [qw(catch recoverable turn_limit)],
 	hang => [qw(catch transient network)],
 	# the stream cut by the time limit half-way through an answer
 	slow_partial => [qw(catch timeout timeout)],
@@ -97,6 +107,11 @@ my %override = (
 	# Qwen Code retries a 429 silently: cut short by the time limit, the
 	# run shows a timeout and nothing else
 	'qwen:429_defaults' => [qw(catch timeout timeout)],
+	# Grok CLI asks for whole answers (no stream): there is nothing to
+	# cut, its answer is whole
+	'grok:cut' => [qw(clean success)],
+	# Cline shows a usage limit as the account's rate limit (no headers)
+	'cline:usage_limit' => [qw(catch transient rate_limited)],
 );
 
 # Loops are seen only where the format shows tool calls (or the client
@@ -105,6 +120,8 @@ my %visible = (
 	# Claude Code's json is one result object: no call is shown
 	tools_loop => qr/^(stream-json|json)$/,
 	'claude:tools_loop' => qr/^stream-json$/,
+	# Cline's text mode shows no call, nor its own loop stop
+	'cline:tools_loop' => qr/^json$/,
 	tool_loop => qr/^(stream-json|json)$/,
 	tools_loop_detect => qr/^text$/,
 );

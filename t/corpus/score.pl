@@ -6,7 +6,8 @@
 #   perl t/corpus/score.pl [-v] [CASE-OR-DIRECTORY...]
 #
 # A case is replayed (t/corpus/replay: its stderr, its stdout, its exit
-# status) as the COMMAND of `cbexec --agent AGENT`, on a circuit of its
+# status) as the COMMAND of `cbexec --agent AGENT` (a client described in
+# t/agents/docs/AGENT.md with that description as --config), on a circuit of its
 # own whose thresholds no single run reaches; the verdict is the run line
 # of --log (class, type, message).  Each case is applied once more with
 # `cbexec --record --agent AGENT --stdout-file --stderr-file --exit`, which
@@ -38,10 +39,38 @@ my %keys = map { $_ => 1 } qw(side agent class type message source options
     hang stuck note record);
 my %agents = map { $_ => 1 } qw(none claude codex gemini qwen opencode pi
     copilot cn kilo);
+# Clients cbexec reads through a description in a config (SPEC §10): the
+# one of t/agents/docs/CLIENT.md (its ```json block), given with --config.
+my %described;
+for my $md (glob("$top/t/agents/docs/*.md")) {
+	my ($name) = basename($md) =~ /^([a-z]+)\.md$/ or next;
+	open(my $fh, '<', $md) or next;
+	my ($in, $text) = (0, '');
+	while (<$fh>) {
+		if (/^```json$/) { $in = 1; next; }
+		if ($in && /^```$/) { last; }
+		$text .= $_ if $in;
+	}
+	next unless $text =~ /"agents"/;
+	$agents{$name} = 1;
+	$described{$name} = $text;
+}
 my %classes = map { $_ => 1 } qw(success recoverable transient fatal timeout
     budget);
 my $tmp = tempdir('cbexec-corpus.XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $json = JSON::PP->new;
+for my $name (keys %described) {
+	open(my $fh, '>', "$tmp/$name.config.json") or die "$tmp: $!";
+	print $fh $described{$name};
+	close($fh);
+}
+# The options that make cbexec read a case as agent's.
+sub agent_opts {
+	my ($agent) = @_;
+	return $described{$agent} ?
+	    ('--config', "$tmp/$agent.config.json", '--agent', $agent) :
+	    ('--agent', $agent);
+}
 
 # The cases: STEM.expect files, and series directories.
 my (@cases, @series);
@@ -128,7 +157,7 @@ sub cbexec_run {
 	my $log = "$tmp/" . ++$n . ".log";
 	$state //= "$tmp/$n.json";
 	my @cmd = ($cbexec, '--state', $state, '--log', $log, '--no-prompt',
-	    '-qq', '--agent', $agent, '--progress', 'exit',
+	    '-qq', agent_opts($agent), '--progress', 'exit',
 	    split(' ', $opts // ''), '--', 'sh', $replay, $stem);
 	local $ENV{REPLAY_HANG} = $hang if defined $hang;
 	my $pid = fork() // die "fork: $!";
@@ -221,7 +250,7 @@ for my $stem (@cases) {
 		close($e);
 	}
 	my @rec = ($cbexec, '--record', '--state', $state, '--log', $log,
-	    '-qq', '--no-prompt', '--agent', $agent, '--exit', $code,
+	    '-qq', '--no-prompt', agent_opts($agent), '--exit', $code,
 	    '--progress', 'no',
 	    '--stdout-file', -e "$stem.stdout" ? "$stem.stdout" : "$tmp/empty",
 	    '--stderr-file', -e "$stem.stderr" ? "$stem.stderr" : "$tmp/empty",

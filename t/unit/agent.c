@@ -56,6 +56,13 @@ expected(const char *client, const char *scenario)
 		{ "codex", "500", "overloaded" },
 		{ "codex", "hang", "network" },
 		{ "codex", "model_warning", "" },
+		/* a tool nobody could approve (no --allow-all-tools) */
+		{ "copilot", "tools_ask_noallow", "blocked" },
+		/* the client's own turn cap */
+		{ "claude", "tools_turns1", "turn_limit" },
+		{ NULL, "cut", "network" },
+		{ NULL, "capacity", "usage_limit" },
+		{ NULL, "key_expired", "auth" },
 		/* Qwen retries silently: cut short, it is a timeout */
 		{ "qwen", "429_defaults", "timeout" },
 		{ "qwen", "oauth_discontinued", "auth" },
@@ -354,7 +361,7 @@ fixtures(void)
 {
 	DIR *top, *d;
 	struct dirent *ent, *f;
-	char dir[512], client[64], name[256];
+	char dir[512], client[64], name[256], names[1024] = "";
 	int clients = 0;
 
 	if ((top = opendir(FIXTURES)) == NULL) {
@@ -375,7 +382,13 @@ fixtures(void)
 		snprintf(dir, sizeof(dir), "%s/%s", FIXTURES, ent->d_name);
 		if ((d = opendir(dir)) == NULL)
 			continue;
-		clients++;
+		/* each client once, whatever versions were recorded */
+		snprintf(name, sizeof(name), " %s ", client);
+		if (strstr(names, name) == NULL) {
+			clients++;
+			snprintf(names + strlen(names), sizeof(names) -
+			    strlen(names), "%s", name);
+		}
 		while ((f = readdir(d)) != NULL) {
 			size_t n = strlen(f->d_name);
 
@@ -586,11 +599,76 @@ detection(void)
 	ok(agent_by_name("aider") == NULL, "an unknown name");
 }
 
+/* Read a recording with its client's adapter; 0, or -1 when it is not
+ * there. */
+static int
+read_recording(const char *client, const char *dir, const char *name,
+    struct agent_result *res, struct agent_run **rp)
+{
+	char *out, *err, *ex;
+	size_t on = 0, en = 0, xn = 0;
+	struct agent_end e;
+
+	out = slurp(dir, name, "stdout", &on);
+	err = slurp(dir, name, "stderr", &en);
+	ex = slurp(dir, name, "exit", &xn);
+	if (out == NULL || err == NULL || ex == NULL) {
+		free(out);
+		free(err);
+		free(ex);
+		return -1;
+	}
+	*rp = agent_run_new(agent_by_name(client), &hooks);
+	agent_feed(*rp, out, on);
+	memset(&e, 0, sizeof(e));
+	e.exit_code = atoi(ex);
+	e.err = err;
+	e.err_len = en;
+	e.now = wall_now();
+	agent_finish(*rp, &e, res);
+	free(out);
+	free(err);
+	free(ex);
+	return 0;
+}
+
+/* What the recordings say beyond the verdict. */
+static void
+recorded_truths(void)
+{
+	struct agent_result res;
+	struct agent_run *r;
+
+	/* Copilot's usage limit: the reset time its model.call_failure
+	 * carries (the provider's body, "resets_at"), the last one given */
+	if (read_recording("copilot", FIXTURES "/copilot-1.0.102",
+	    "usage_limit-json", &res, &r) == 0) {
+		ok(res.hint.at == 1795582345, "copilot usage limit: resets_at "
+		    "of its last model.call_failure is the reset time");
+		ok(res.hint.after == 3600, "... and resets_in_seconds the "
+		    "delay");
+		status_free(&res.status);
+		agent_run_free(r);
+	} else
+		ok(0, "copilot usage_limit-json is readable");
+	/* Claude's own turn cap: its errors' words, type turn_limit */
+	if (read_recording("claude", FIXTURES "/claude-2.1.332",
+	    "tools_turns1-json", &res, &r) == 0) {
+		is_str(res.v.message, "Reached maximum number of turns (1)",
+		    "claude error_max_turns: the message is its errors'");
+		is_str(res.v.type, "turn_limit", "... type turn_limit");
+		status_free(&res.status);
+		agent_run_free(r);
+	} else
+		ok(0, "claude tools_turns1-json is readable");
+}
+
 int
 main(void)
 {
 	setenv("TZ", "UTC", 1);
 	fixtures();
+	recorded_truths();
 	tokenizer();
 	detection();
 	return done_testing();

@@ -28,7 +28,7 @@ static struct cb_run
 ok_run(int progress)
 {
 	struct cb_run r = { progress, 0, CB_CLASS_SUCCESS, "", NULL, "", NULL,
-	    0, 0, 0, 0, 0 };
+	    0, 0, 0, 0, 0, 0 };
 
 	return r;
 }
@@ -38,7 +38,7 @@ err_run(enum cb_class cls, const char *type, const char *msg,
     const char *hash, const char *task, int progress)
 {
 	struct cb_run r = { progress, 0, cls, type, msg, hash, task, 1, 0, 0,
-	    0, 0 };
+	    0, 0, 0 };
 
 	return r;
 }
@@ -541,13 +541,14 @@ test_trials(void)
 	L.cooldown = 600;
 	open_by_no_progress();
 	breaker_admit(&S, &L, S.opened_at + 600, &R);
-	rec(ok_run(0));
-	is_int(S.state, CB_CLOSED, "trial success (no progress) closes");
+	rec(ok_run(1));
+	is_int(S.state, CB_CLOSED, "trial with progress closes");
 	is_int(R.n, 1, "one transition");
-	is_str(R.t[0].reason, "Trial run succeeded", "reason");
+	is_str(R.t[0].reason, "Trial run made progress", "reason");
 	is_int(S.trials_left, 0, "trials_left 0");
 	ok(S.cooldown == 0, "cooldown back to the configured one");
 	is_int(R.outcome, OUT_OK, "outcome OK");
+	is_int(S.open_cause, CAUSE_NONE, "no cause once CLOSED");
 
 	fresh();
 	L.cooldown = 600;
@@ -637,6 +638,109 @@ test_trials(void)
 	}
 	is_int(S.state, CB_HALF_OPEN, "ignored run: still HALF_OPEN");
 	is_int(S.trials_left, 1, "trial still pending");
+}
+
+/* What a trial must disprove (SPEC §11), by why the circuit opened. */
+static void
+test_disprove(void)
+{
+	struct cb_run r;
+	double t, end;
+	int i, closed, trials;
+
+	/* No progress: a success without progress does not close it. */
+	fresh();
+	L.cooldown = 600;
+	open_by_no_progress();
+	is_int(S.open_cause, CAUSE_NO_PROGRESS, "opened by no progress");
+	breaker_admit(&S, &L, S.opened_at + 600, &R);
+	rec(ok_run(0));
+	is_int(S.state, CB_OPEN, "no progress: a success without progress "
+	    "re-opens");
+	is_int(R.outcome, OUT_OPEN, "outcome OPEN");
+	is_str(S.open_reason, "Trial run made no progress", "reason says so");
+	ok(S.cooldown == 1200, "cooldown doubled");
+	is_int(S.open_cause, CAUSE_NO_PROGRESS, "the cause stays");
+	breaker_admit(&S, &L, S.opened_at + 1200, &R);
+	rec(build("x", 0));
+	is_str(S.open_reason, "Trial run failed", "a failed one: failed");
+	breaker_admit(&S, &L, S.opened_at + 2400, &R);
+	rec(build("x", 1));
+	is_int(S.state, CB_CLOSED, "no progress: a failure with progress "
+	    "closes");
+
+	/* Errors: a success closes it, with or without progress. */
+	fresh();
+	L.cooldown = 60;
+	for (i = 0; i < 5; i++)
+		rec(build(i % 2 ? "a" : "b", 1));
+	is_int(S.state, CB_OPEN, "five errors open it");
+	is_int(S.open_cause, CAUSE_ERRORS, "opened by errors");
+	breaker_admit(&S, &L, S.opened_at + 60, &R);
+	rec(ok_run(0));
+	is_int(S.state, CB_CLOSED, "errors: a success without progress "
+	    "closes");
+	is_str(R.t[0].reason, "Trial run succeeded", "reason");
+	fresh();
+	L.cooldown = 60;
+	L.same_error = 2;
+	rec(build("a", 1));
+	rec(build("a", 1));
+	is_int(S.open_cause, CAUSE_ERRORS, "the same error: errors");
+	breaker_admit(&S, &L, S.opened_at + 60, &R);
+	rec(build("c", 0));
+	is_int(S.state, CB_OPEN, "errors: a failure without progress "
+	    "re-opens");
+	fresh();
+	L.cooldown = 60;
+	rec(err_run(CB_CLASS_FATAL, "auth", "bad key", "k", NULL, 0));
+	is_int(S.open_cause, CAUSE_ERRORS, "a fatal class: errors");
+
+	/* A usage limit: any run that does not meet it again closes it. */
+	fresh();
+	r = err_run(CB_CLASS_TRANSIENT, "usage_limit", "limit", "", NULL, 0);
+	r.usage_limit = 1;
+	r.retry_at = T0 + 3600;
+	rec(r);
+	is_int(S.open_cause, CAUSE_LIMIT, "a usage limit: limit");
+	breaker_admit(&S, &L, T0 + 3600, &R);
+	rec(build("x", 0));
+	is_int(S.state, CB_CLOSED, "limit: a failure of another kind closes");
+	fresh();
+	rec(r);
+	breaker_admit(&S, &L, T0 + 3600, &R);
+	rec(err_run(CB_CLASS_TRANSIENT, "rate_limited", "429", "", NULL, 0));
+	is_int(S.state, CB_CLOSED, "limit: a rate limit is not the limit");
+	fresh();
+	rec(r);
+	breaker_admit(&S, &L, T0 + 3600, &R);
+	r.retry_at = T0 + 9000;
+	rec(r);
+	is_int(S.state, CB_OPEN, "limit: the limit again re-opens");
+	ok(S.retry_at == T0 + 9000, "until its new reset time");
+	is_int(S.open_cause, CAUSE_LIMIT, "still a limit");
+
+	/* ralph-claude-code's scenario: a stuck agent exits 0 every time
+	 * and never makes progress.  With a cooldown of 60s, each cooldown
+	 * admits one trial (60, 120, 240, ... s apart: six in the first
+	 * 3 800 s), and the circuit holds: never CLOSED again. */
+	fresh();
+	L.cooldown = 60;
+	open_by_no_progress();
+	closed = trials = 0;
+	end = S.opened_at + 3800;
+	for (t = S.opened_at + 1; t < end; t += 10) {
+		if (breaker_admit(&S, &L, t, &R) == 1) {
+			trials++;
+			r = ok_run(0);
+			breaker_record(&S, &L, &r, t, &R);
+			if (S.state == CB_CLOSED)
+				closed++;
+		}
+	}
+	is_int(closed, 0, "a stuck agent that exits 0: never CLOSED");
+	is_int(S.state, CB_OPEN, "the circuit holds");
+	is_int(trials, 6, "one trial per (doubling) cooldown");
 }
 
 static void
@@ -1024,6 +1128,7 @@ main(void)
 	test_fatal();
 	test_admit();
 	test_trials();
+	test_disprove();
 	test_trip();
 	test_reset();
 	test_skip();

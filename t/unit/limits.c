@@ -169,6 +169,13 @@ test_hints(void)
 	hint("\"retry-after\":\"2\"", "-", 2);
 	hint("Rate limit reached. Please try again in 6m0s.", "-", 360);
 	hint("Retrying after 14380ms...", "-", 14.38);
+	/* Gemini's Code Assist quota, and the forms of the same kind */
+	hint("You have exhausted your capacity on this model. Your quota "
+	    "will reset after 2h52m39s.", "-", 10359);
+	hint("Your quota will reset after 19h14m47s.", "-", 69287);
+	hint("quota resets in 3h 12m", "-", 11520);
+	hint("limit resets after 2 hours 5 minutes", "-", 7500);
+	hint("usage resets in 1d4h", "-", 100800);
 	hint("nothing here", "-", 0);
 	hint("resets soon", "-", 0);
 }
@@ -247,7 +254,12 @@ test_rule8(void)
 	ok(S.retry_at == NOW + 90, "--cooldown sets the wait");
 	fresh();
 	limit_run(NOW - 30, NOW);
-	ok(S.retry_at == NOW, "a reset time already past: a trial at once");
+	ok(S.retry_at == NOW + 300,
+	    "a reset time already past is none: 5 minutes, not a trial at once");
+	breaker_admit(&S, &L, NOW + 300, &R);
+	limit_run(NOW + 200, NOW + 301);
+	ok(S.retry_at == NOW + 301 + 600,
+	    "... and again: 10 minutes (the stated reset is past)");
 	fresh();
 	limit_run(NOW + 3 * 86400, NOW);
 	is_str(S.open_reason, "usage limit until Wed 21:00 UTC",
@@ -266,7 +278,8 @@ test_rule8(void)
 	is_str(S.open_reason, "usage limit until 2026-12-02 21:00 UTC",
 	    "a week or more away: the date");
 
-	/* a trial that meets a rate limit waits again, as long as asked */
+	/* after a usage limit, a trial that meets a rate limit did not
+	 * meet the limit again: it closes the circuit (SPEC §11) */
 	fresh();
 	limit_run(NOW + 60, NOW);
 	breaker_admit(&S, &L, NOW + 60, &R);
@@ -278,8 +291,26 @@ test_rule8(void)
 	r.exit_code = 1;
 	r.retry_after = 900;
 	breaker_record(&S, &L, &r, NOW + 61, &R);
+	is_int(S.state, CB_CLOSED, "after a usage limit, a trial's rate limit "
+	    "closes it");
+	/* after errors, a trial that meets a rate limit waits again, as
+	 * long as asked */
+	fresh();
+	L.cooldown = 60;
+	for (int i = 0; i < 5; i++) {
+		struct cb_run e = r;
+
+		e.cls = CB_CLASS_RECOVERABLE;
+		e.type = "build_error";
+		e.hash = "h";
+		e.retry_after = 0;
+		breaker_record(&S, &L, &e, NOW + i, &R);
+	}
+	breaker_admit(&S, &L, S.opened_at + 60, &R);
+	breaker_record(&S, &L, &r, S.opened_at + 61, &R);
 	is_int(S.state, CB_OPEN, "a trial's rate limit re-opens it");
-	ok(S.retry_at == NOW + 61 + 900, "until the provider's retry-after");
+	ok(S.retry_at == S.opened_at + 900, "until the provider's retry-after");
+	L.cooldown = 0;
 	/* an operator's reset or trip forgets the retry time */
 	breaker_reset(&S, &L, NULL, NULL, NOW + 62, &R);
 	ok(S.retry_at < 0 && S.state == CB_CLOSED, "reset clears retry_at");

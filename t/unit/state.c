@@ -24,6 +24,8 @@
 #include "core.h"
 #include "store.h"
 #include "../../src/store/backend.h"
+#include "../../src/store/schema.h"
+#include "../../src/store/jsonfield.h"
 #include "tap.h"
 
 static char scratch[256];
@@ -370,7 +372,8 @@ test_schema(void)
 		"last_failed_task", "iteration", "total_opens",
 		"last_progress_iteration", "last_progress_metric",
 		"last_fingerprint", "last_error_hash", "last_error",
-		"opened_at", "open_reason", "retry_at", "outcome", "guidance",
+		"opened_at", "open_reason", "open_cause", "retry_at",
+		"outcome", "complete", "guidance",
 		"skipped_phases", "skipped_tasks", "skips", "stuck_task",
 		"updated_at", "cooldown", "trials_left",
 		"tripped", "errors_total", "session_id", "last_run_at",
@@ -981,6 +984,466 @@ test_iso(void)
 	}
 }
 
+
+/* ---- the tables (statefields.c): every field round-trips ---- */
+
+/* A value other than the default for the field f at p, and the JSON the
+ * writer must give it.  0 when f is not a plain type. */
+static int
+sample(const struct field *f, void *base, char *json, size_t len)
+{
+	char *p = (char *)base + f->off;
+	int v;
+
+	switch (f->type) {
+	case FT_INT:
+		*(int *)(void *)p = 7;
+		snprintf(json, len, "7");
+		return 1;
+	case FT_LONG:
+		*(long *)(void *)p = 123456789012L;
+		snprintf(json, len, "123456789012");
+		return 1;
+	case FT_NUM:
+		*(double *)(void *)p = 2.5;
+		snprintf(json, len, "2.5");
+		return 1;
+	case FT_SECONDS:
+		*(double *)(void *)p = 1.25;
+		snprintf(json, len, "1.25");
+		return 1;
+	case FT_BOOL:
+	case FT_TRI:
+		*(int *)(void *)p = f->dflt == 1 ? 0 : 1;
+		snprintf(json, len, "%s", f->dflt == 1 ? "false" : "true");
+		return 1;
+	case FT_CODE:
+		*(int *)(void *)p = 3;
+		snprintf(json, len, "3");
+		return 1;
+	case FT_STR:
+		free(*(char **)(void *)p);
+		*(char **)(void *)p = strdup("v \"\xc3\xa9\"");
+		snprintf(json, len, "\"v \\\"\xc3\xa9\\\"\"");
+		return 1;
+	case FT_TEXT:
+		snprintf(p, f->size, "t");
+		snprintf(json, len, "\"t\"");
+		return 1;
+	case FT_TIME:
+	case FT_STAMP:
+		*(double *)(void *)p = 1795000000.123;
+		snprintf(json, len, "\"2026-11-18T11:06:40.123Z\"");
+		return 1;
+	case FT_CIRCUIT:
+	case FT_CIRCUIT_OR_NULL:
+		v = CB_HALF_OPEN;
+		memcpy(p, &v, sizeof(v));
+		snprintf(json, len, "\"HALF_OPEN\"");
+		return 1;
+	case FT_OUTCOME:
+		v = OUT_STUCK;
+		memcpy(p, &v, sizeof(v));
+		snprintf(json, len, "\"STUCK\"");
+		return 1;
+	case FT_EVENT:
+		v = EV_TRIP;
+		memcpy(p, &v, sizeof(v));
+		snprintf(json, len, "\"trip\"");
+		return 1;
+	case FT_CAUSE:
+		v = CAUSE_ERRORS;
+		memcpy(p, &v, sizeof(v));
+		snprintf(json, len, "\"errors\"");
+		return 1;
+	case FT_CUSTOM:
+		break;
+	}
+	return 0;
+}
+
+/* Whether the field f is the same in a and b. */
+static int
+same_field(const struct field *f, const void *a, const void *b)
+{
+	const char *x = (const char *)a + f->off, *y = (const char *)b + f->off;
+
+	switch (f->type) {
+	case FT_LONG:
+		return *(const long *)(const void *)x ==
+		    *(const long *)(const void *)y;
+	case FT_NUM: case FT_SECONDS: case FT_TIME: case FT_STAMP:
+		return *(const double *)(const void *)x ==
+		    *(const double *)(const void *)y;
+	case FT_STR:
+		x = *(char *const *)(const void *)x;
+		y = *(char *const *)(const void *)y;
+		return x == y || (x != NULL && y != NULL && strcmp(x, y) == 0);
+	case FT_TEXT:
+		return strcmp(x, y) == 0;
+	case FT_CUSTOM:
+		return 1;
+	default:
+		return memcmp(x, y, sizeof(int)) == 0;
+	}
+}
+
+/* The member name of the text's object (the top one, or with ev the first
+ * history event's) as cJSON prints it, or NULL. */
+static char *
+printed(const char *text, const char *name, int ev)
+{
+	cJSON *j = cJSON_Parse(text), *o = j;
+	char *p = NULL;
+
+	if (ev)
+		o = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "history"), 0);
+	if ((o = cJSON_GetObjectItemCaseSensitive(o, name)) != NULL)
+		p = cJSON_PrintUnformatted(o);
+	cJSON_Delete(j);
+	return p;
+}
+
+static void
+test_table(void)
+{
+	const struct schema *sc[] = { &state_schema, &event_schema };
+	struct cb_state a, b, fresh;
+	struct cb_event e, *ea, *eb;
+	const struct field *f;
+	char json[128], desc[160], *text, *got;
+	size_t i, k;
+	int good;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < sc[k]->n; i++) {
+			f = &sc[k]->f[i];
+			breaker_init(&a, "t");
+			memset(&e, 0, sizeof(e));
+			e.ts = 1795000000;
+			e.from = e.to = e.progress = e.exit_code = -1;
+			breaker_add_event(&a, 10, &e);
+			ea = &a.history[0];
+			if (!sample(f, k == 0 ? (void *)&a : (void *)ea, json,
+			    sizeof(json))) {
+				breaker_free(&a);
+				continue;
+			}
+			text = state_text(&a);
+			got = printed(text, f->name, k == 1);
+			snprintf(desc, sizeof(desc), "%s%s: written as %s",
+			    k ? "history[]." : "", f->name, json);
+			is_str(got, json, desc);
+			free(got);
+			write_str(P("row.json"), text);
+			free(text);
+			snprintf(desc, sizeof(desc), "%s%s: loads", k ?
+			    "history[]." : "", f->name);
+			is_int(state_load(P("row.json"), 0, NULL, &b, err,
+			    sizeof(err)), 0, desc);
+			eb = b.n_history > 0 ? &b.history[0] : NULL;
+			snprintf(desc, sizeof(desc), "%s%s: read back the same",
+			    k ? "history[]." : "", f->name);
+			ok(eb != NULL && same_field(f, k == 0 ? (void *)&a :
+			    (void *)ea, k == 0 ? (void *)&b : (void *)eb), desc);
+			breaker_free(&a);
+			breaker_free(&b);
+		}
+
+	/* An absent member takes the row's default, which is the fresh
+	 * circuit's: a file with nothing but what it must have loads as
+	 * breaker_init() makes one. */
+	breaker_init(&fresh, NULL);
+	good = 1;
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < sc[k]->n; i++) {
+			const char *p;
+			int iv;
+
+			f = &sc[k]->f[i];
+			p = (const char *)(k == 0 ? (void *)&fresh : (void *)&e)
+			    + f->off;
+			if (k == 1) {
+				/* A run's event as the breaker begins one. */
+				memset(&e, 0, sizeof(e));
+				e.from = e.to = e.progress = e.exit_code = -1;
+			}
+			memcpy(&iv, p, sizeof(iv));
+			switch (f->type) {
+			case FT_LONG:
+				good &= *(const long *)(const void *)p ==
+				    (long)f->dflt;
+				break;
+			case FT_NUM: case FT_SECONDS: case FT_TIME:
+				good &= *(const double *)(const void *)p ==
+				    f->dflt;
+				break;
+			case FT_STR:
+				good &= *(char *const *)(const void *)p == NULL;
+				break;
+			case FT_TEXT:
+				good &= p[0] == '\0';
+				break;
+			case FT_CUSTOM: case FT_STAMP: case FT_EVENT:
+				break;
+			default:
+				good &= iv == (int)f->dflt;
+				break;
+			}
+			if (!good) {
+				printf("#   %s: default differs\n", f->name);
+				break;
+			}
+		}
+	ok(good, "every row's default is a fresh circuit's");
+	write_str(P("min.json"), "{\"version\":1,\"state\":\"CLOSED\"}");
+	state_load(P("min.json"), 0, NULL, &b, err, sizeof(err));
+	text = state_text(&b);
+	got = state_text(&fresh);
+	is_str(text, got, "a file with version and state only is a fresh circuit");
+	free(text);
+	free(got);
+	breaker_free(&b);
+	breaker_free(&fresh);
+
+	/* The writer writes the rows and nothing else, in their order. */
+	populate(&a);
+	text = state_text(&a);
+	{
+		cJSON *j = cJSON_Parse(text), *m;
+
+		good = j != NULL;
+		i = 0;
+		cJSON_ArrayForEach(m, j) {
+			while (i < state_schema.n &&
+			    strcmp(state_schema.f[i].name, m->string) != 0)
+				i++;
+			if (i == state_schema.n) {
+				printf("#   written, no row: %s\n", m->string);
+				good = 0;
+				break;
+			}
+		}
+		ok(good, "every member written is a row, in the table's order");
+		cJSON_Delete(j);
+	}
+	free(text);
+	breaker_free(&a);
+}
+
+/* The members no row knows, at the top and in events, kept as written. */
+static void
+test_unknown(void)
+{
+	static const char *const members[] = {
+		"\"run_started\": {\"iteration\": 4, \"host\": \"build-7\", "
+		"\"pid\": 4242, \"at\": \"2026-11-27T01:43:00.000Z\"}",
+		"\"labels\":[\"nightly\", \"gpu\"]",
+		"\"priority\" :  2.50",
+		"\"note\\u00e9\": \"caf\\u00e9 \\\"quoted\\\"\"",
+		"\"host\": \"build-7\", \"duration_ms\": 1234",
+		"\"cause\":{\"file\":\"a.c\",\"line\":3}",
+	};
+	struct cb_state s, t;
+	char *text, *again, *in, desc[200];
+	cJSON *j;
+	size_t i;
+
+	if ((in = slurp("t/state/v1-newer-members.json", NULL)) == NULL) {
+		printf("ok %d # skip t/state/v1-newer-members.json not found "
+		    "(run from the top of the tree)\n", ++tap_n);
+		return;
+	}
+	write_str(P("newer.json"), in);
+	is_int(state_load(P("newer.json"), 0, NULL, &s, err, sizeof(err)), 0,
+	    "a state with members this cbexec does not know loads");
+	ok(s.unknown != NULL && s.history[0].unknown != NULL &&
+	    s.history[1].unknown != NULL && s.history[2].unknown == NULL,
+	    "they are carried at the top and in the events that had them");
+	text = state_text(&s);
+	for (i = 0; i < NELEM(members); i++) {
+		snprintf(desc, sizeof(desc), "written back byte for byte: %.60s",
+		    members[i]);
+		ok(contains(text, members[i]), desc);
+	}
+	ok(contains(text, "\"reason\": \"progress\", \"progress\": true, "
+	    "\"exit_code\": 0, \"host\": \"build-7\", \"duration_ms\": 1234}"),
+	    "an event's come after its known members");
+	/* The whole-tree load (the fallback, --status --all) keeps the
+	 * same text. */
+	j = cJSON_Parse(in);
+	is_int(state_from_tree(j, NULL, in, &t, err, sizeof(err)), 0,
+	    "the whole-tree load");
+	again = state_text(&t);
+	is_str(again, text, "the whole-tree load keeps the same text");
+	free(again);
+	breaker_free(&t);
+	/* Without the text, the same values as cJSON prints them. */
+	is_int(state_from_json(j, &t, err, sizeof(err)), 0,
+	    "state_from_json() without the text");
+	again = state_text(&t);
+	ok(contains(again, "\"priority\": 2.5") &&
+	    contains(again, "\"cause\": {\"file\":\"a.c\",\"line\":3}"),
+	    "without the text: the same values, printed by cJSON");
+	free(again);
+	breaker_free(&t);
+	cJSON_Delete(j);
+	/* Saved and loaded again: nothing moves. */
+	is_int(state_save(P("newer2.json"), 0, &s, err, sizeof(err)), 0,
+	    "saved");
+	is_int(state_load(P("newer2.json"), 0, NULL, &t, err, sizeof(err)), 0,
+	    "loaded again");
+	again = state_text(&t);
+	is_str(again, text, "save(load(x)) keeps them where they were");
+	free(again);
+	breaker_free(&t);
+	free(text);
+	breaker_free(&s);
+	free(in);
+
+	/* After a byte order mark, which the readers skip. */
+	write_str(P("bom.json"), "\xEF\xBB\xBF {\"version\":1,\"state\":"
+	    "\"CLOSED\",\"x\" : [1, \"}\"]}");
+	is_int(state_load(P("bom.json"), 0, NULL, &s, err, sizeof(err)), 0,
+	    "a state after a byte order mark loads");
+	text = state_text(&s);
+	ok(contains(text, ",\n  \"x\" : [1, \"}\"]\n}"),
+	    "its member no row knows, after the BOM, kept byte for byte");
+	free(text);
+	breaker_free(&s);
+
+	/* A state with none carries nothing. */
+	write_str(P("plain.json"), "{\"version\":1,\"state\":\"CLOSED\","
+	    "\"history\":[{\"timestamp\":\"2026-11-22T01:02:03.456Z\","
+	    "\"event\":\"reset\"}]}");
+	state_load(P("plain.json"), 0, NULL, &s, err, sizeof(err));
+	ok(s.unknown == NULL && s.history[0].unknown == NULL,
+	    "a state with no such member carries nothing");
+	breaker_free(&s);
+}
+
+/* The versions: the spec's own file (none), this one, a newer one. */
+static void
+test_versions(void)
+{
+	struct cb_state s;
+	const struct field *f;
+	char *in, desc[160];
+	cJSON *j, *m, *h;
+	size_t i;
+	int good;
+
+	if ((in = slurp("t/state/v0-circuit-breaker-spec.json", NULL)) ==
+	    NULL) {
+		printf("ok %d # skip t/state/ not found (run from the top of "
+		    "the tree)\n", ++tap_n);
+		return;
+	}
+	write_str(P("v0.json"), in);
+	is_int(state_load(P("v0.json"), 0, "spec", &s, err, sizeof(err)), 0,
+	    "no version: the circuit breaker spec's own file loads");
+	is_int(s.state, CB_OPEN, "no version: OPEN kept");
+	is_int(s.n_history, 3, "no version: its history");
+	ok(s.unknown == NULL && s.history[0].unknown == NULL,
+	    "no version: every member of it is a row");
+	is_int(s.version, STATE_VERSION, "no version: made this version's");
+	breaker_free(&s);
+	/* Its members are exactly the rows that came with it, "since" 0. */
+	j = cJSON_Parse(in);
+	good = 1;
+	cJSON_ArrayForEach(m, j)
+		if ((f = schema_field(&state_schema, m->string)) == NULL ||
+		    f->since != 0)
+			good = 0;
+	h = cJSON_GetObjectItem(j, "history");
+	cJSON_ArrayForEach(m, cJSON_GetArrayItem(h, 1))
+		if ((f = schema_field(&event_schema, m->string)) == NULL ||
+		    f->since != 0)
+			good = 0;
+	for (i = 0; i < state_schema.n; i++)
+		if (state_schema.f[i].since == 0 &&
+		    cJSON_GetObjectItem(j, state_schema.f[i].name) == NULL)
+			good = 0;
+	ok(good, "the rows of since 0 are the spec's members");
+	cJSON_Delete(j);
+	free(in);
+	write_str(P("v0bad.json"), "{\"no_progress_count\":1}");
+	is_int(state_load(P("v0bad.json"), 0, NULL, &s, err, sizeof(err)), -1,
+	    "no version and no state: corrupt");
+	ok(contains(err, "corrupt state file: no 'state'"), "says so");
+	for (i = 0; i < state_schema.n; i++)
+		if (state_schema.f[i].since > STATE_VERSION) {
+			snprintf(desc, sizeof(desc), "%s: since %d is no "
+			    "version yet", state_schema.f[i].name,
+			    state_schema.f[i].since);
+			ok(0, desc);
+		}
+}
+
+/* An account's document follows the same rule. */
+static void
+test_account_doc(void)
+{
+	struct cb_account a, b;
+	char *text, *in, *doc;
+	size_t n;
+
+	breaker_account_init(&a, "acme");
+	a.gate = CB_HALF_OPEN;
+	snprintf(a.type, sizeof(a.type), "usage_limit");
+	a.reason = strdup("usage limit until 21:00 UTC");
+	a.message = strdup("You've hit your limit \"x\"");
+	a.circuit = strdup("nightly");
+	a.since = 1795000000.5;
+	a.retry_at = 1795003600.25;
+	a.trial_by = strdup("nightly");
+	a.trial_until = 1795003700.125;
+	a.generation = 4;
+	a.total_opens = 2;
+	a.updated_at = 1795000001;
+	text = account_text(&a);
+	is_int(account_from_text(text, strlen(text), "acme", &b, err,
+	    sizeof(err)), 0, "account: read back");
+	ok(b.gate == a.gate && strcmp(b.type, a.type) == 0 &&
+	    strcmp(b.reason, a.reason) == 0 &&
+	    strcmp(b.message, a.message) == 0 &&
+	    strcmp(b.circuit, a.circuit) == 0 && b.since == a.since &&
+	    b.retry_at == a.retry_at && strcmp(b.trial_by, a.trial_by) == 0 &&
+	    b.trial_until == a.trial_until && b.generation == 4 &&
+	    b.total_opens == 2 && b.updated_at == a.updated_at,
+	    "account: every field round-trips");
+	breaker_account_free(&b);
+	free(text);
+	breaker_account_free(&a);
+
+	if ((in = slurp("t/state/account-v1-9286c44.account", &n)) == NULL) {
+		printf("ok %d # skip t/state/ not found\n", ++tap_n);
+		return;
+	}
+	/* One of 2026-11-23 said "since"; a newer member rides along. */
+	doc = malloc(n + 64);
+	snprintf(doc, n + 64, "{\"x_new\":  [true, {\"y\": null}],%s", in + 1);
+	is_int(account_from_text(doc, strlen(doc), "acme", &a, err,
+	    sizeof(err)), 0, "account of 2026-11-23: read");
+	is_int((long long)(a.since * 1000 + 0.5), 1795743360232LL,
+	    "account of 2026-11-23: its since is opened_at");
+	text = account_text(&a);
+	ok(contains(text, "\"opened_at\": \"2026-11-27T01:36:00.232Z\"") &&
+	    !contains(text, "\"since\""), "written as opened_at, since gone");
+	ok(contains(text, "\"x_new\":  [true, {\"y\": null}]"),
+	    "account: a member it does not know kept byte for byte");
+	free(text);
+	breaker_account_free(&a);
+	free(doc);
+	free(in);
+	doc = "{\"version\":2,\"gate\":\"CLOSED\"}";
+	is_int(account_from_text(doc, strlen(doc), "acme", &a, err,
+	    sizeof(err)), -2, "account: a newer version is refused");
+	is_str(err, "account version 2 is newer than this cbexec supports (1)",
+	    "account: a newer version: the state's words");
+	breaker_account_free(&a);
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -1013,6 +1476,10 @@ main(void)
 	test_lock();
 	test_move_aside();
 	test_iso();
+	test_table();
+	test_unknown();
+	test_versions();
+	test_account_doc();
 	chmod(P("ro"), 0700);
 	nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return done_testing();

@@ -2,7 +2,9 @@
 /*
  * The --store URL (store_url_check, store/redis.c): which URLs are taken,
  * what the label that messages and metrics show says (never the
- * password), and the state's generation through the JSON.
+ * password), where the password is in the text (store_url_password, for
+ * what overwrites it in cbexec's arguments), and the state's generation
+ * through the JSON.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,8 @@ main(void)
 	static const char *bad[] = {
 		"", "redis", "http://h", "redis://", "redis://:6379",
 		"redis://h:0", "redis://h:65536", "redis://h:12x", "redis://h/x",
-		"redis://h/1/2", "redis://user@h", "redis://u:p%zz@h",
+		"redis://h/1/2", "redis://@h", "redis://u:p%zz@h", "rediss://",
+		"rediss:/h", "redis+tls://h",
 		"redis://[::1", "redis://h h", "unix://", "unix://rel.sock",
 		"unix:///", "unix:///s?db=", "unix:///s?db=x", "unix:///s?x=1",
 		"redis://h/99999999", NULL
@@ -46,6 +49,41 @@ main(void)
 	is_str(label("redis://:secret@h"), "redis://h:6379/0",
 	    "a password alone is dropped");
 	is_str(label("redis://[::1]:6380"), "redis://[::1]:6380/0", "IPv6");
+	is_str(label("redis://cbexec@h"), "redis://cbexec@h:6379/0",
+	    "a user alone (its password from elsewhere)");
+	is_str(label("rediss://cbexec:pw@h:6380/1"),
+	    "rediss://cbexec@h:6380/1", "rediss://, password dropped");
+	is_str(label("redis://u:p@ss@h"), "redis://u@h:6379/0",
+	    "credentials end at the last '@'");
+	{
+		static const struct {
+			const char *url;
+			size_t off, len;
+		} pw[] = {
+			{ "redis://u:secret@h", 10, 6 },
+			{ "redis://:secret@h:1/2", 9, 6 },
+			{ "rediss://u:p%40ss@h", 11, 6 },
+			{ "redis://u:p@ss@h", 10, 4 },
+			{ "redis://u:p:w@h", 10, 3 },
+			{ "redis://cbexec@h", 0, 0 },
+			{ "redis://u:@h", 0, 0 },
+			{ "redis://h", 0, 0 },
+			{ "unix:///s@x", 0, 0 },
+			{ "redis://u:pw@h/x", 0, 0 },	/* no URL at all */
+		};
+		size_t off, len;
+		char desc[128];
+
+		for (i = 0; i < sizeof(pw) / sizeof(pw[0]); i++) {
+			int has = store_url_password(pw[i].url, &off, &len);
+
+			snprintf(desc, sizeof(desc), "the password of '%s': "
+			    "%zu bytes at %zu", pw[i].url, pw[i].len,
+			    pw[i].off);
+			ok(has == (pw[i].len > 0) && off == pw[i].off &&
+			    len == pw[i].len, desc);
+		}
+	}
 	is_str(label("unix:///run/redis.sock"), "unix:///run/redis.sock",
 	    "a socket");
 	is_str(label("unix:///run/redis.sock?db=2"),

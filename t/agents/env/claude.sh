@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: ISC
-# Environment for Claude Code (npm @anthropic-ai/claude-code 2.1.330) talking to
+# Environment for Claude Code (npm @anthropic-ai/claude-code 2.1.332) talking to
 # the local mock.  POSIX sh, meant to be SOURCED after setting:
 #   MOCK_URL   scenario base URL, e.g. http://127.0.0.1:PORT/s/success
 #   HOME       a scratch directory (isolated per run)

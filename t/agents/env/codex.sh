@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
 # shellcheck shell=sh
-# Source me (POSIX sh) to point Codex CLI (npm @openai/codex 0.169.0) at the
+# Source me (POSIX sh) to point Codex CLI (npm @openai/codex 0.171.0) at the
 # local mock.  Set first:
 #   MOCK_URL   scenario base URL, e.g. http://127.0.0.1:PORT/s/success/v1
 #   HOME       a scratch directory (config goes to $HOME/.codex)

@@ -41,6 +41,10 @@ Scenarios (see ../docs/claude.md and ../docs/opencode.md):
   tools_ask    one Bash call outside the usual read-only allow lists
                ("make test"; kilo asks permission for it, and `kilo run`
                rejects the request), then the final answer
+  cut          the success answer starts streaming (chunked), then the
+               connection closes before message_stop and before the body's
+               last chunk: a stream cut mid-way (a non-streaming request is
+               cut inside its body)
   slow         the success answer streamed as 11 SSE events 0.3 s apart (~3.3 s;
                non-streaming: one answer after 3 s)
   (refused and missing_key need no mock support: a closed port / no key.
@@ -56,6 +60,7 @@ import argparse
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -160,9 +165,13 @@ def workdir(req):
 
 
 def bash_call(req, i, command):
-    name, _ = find_tool(req, "Bash")
+    name, props = find_tool(req, "Bash", "run_commands")
     if not name:
         return None
+    # Cline's shell tool runs a list of commands
+    if "commands" in props and "command" not in props:
+        return {"type": "tool_use", "id": "toolu_mock_%02d" % i, "name": name,
+                "input": {"commands": [command]}}
     return {"type": "tool_use", "id": "toolu_mock_%02d" % i, "name": name,
             "input": {"command": command, "description": "Print a marker"}}
 
@@ -363,6 +372,15 @@ class Handler(BaseHTTPRequestHandler):
                 return None  # the client went away mid-stream
         if scen == "slow":
             time.sleep(3)
+        if scen == "cut":
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "4096")
+            self.end_headers()
+            self.wfile.write(b'{"id":"msg_mock_drop","type":"message",')
+            self.wfile.flush()
+            self.close_connection = True
+            return None
         msg = self._message(req, blocks, stop, usage)
         self._send(200, msg)
 
@@ -380,7 +398,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
         self.send_header("request-id", self._rid)
-        self.send_header("connection", "close")
+        # cut: chunked, as a proxy or the API sends it, so that the cut
+        # leaves a body without its last chunk (not a clean end)
+        if scen == "cut":
+            self.send_header("transfer-encoding", "chunked")
+        else:
+            self.send_header("connection", "close")
         for k, v in (usage_warning_headers() if scen == "usage_warning" else {}).items():
             self.send_header(k, v)
         self.end_headers()
@@ -388,7 +411,10 @@ class Handler(BaseHTTPRequestHandler):
         pause = 0.3 if scen == "slow" else 0.0
 
         def ev(name, data):
-            self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
+            b = ("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode()
+            if scen == "cut":
+                b = b"%x\r\n%s\r\n" % (len(b), b)
+            self.wfile.write(b)
             self.wfile.flush()
             LAST_REQUEST[0] = time.monotonic()
             if pause:
@@ -405,6 +431,10 @@ class Handler(BaseHTTPRequestHandler):
                 n = 5 if scen == "slow" else 3
                 step = max(1, -(-len(text) // n))
                 for j in range(0, len(text), step):
+                    if scen == "cut" and j >= step:
+                        # close the connection mid-stream
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
                     ev("content_block_delta", {"type": "content_block_delta", "index": i,
                                                "delta": {"type": "text_delta",
                                                          "text": text[j:j + step]}})

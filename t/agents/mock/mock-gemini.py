@@ -21,8 +21,14 @@ Scenarios (see SCENARIOS below / --list):
                    250 lines at a time (offset, limit) 8 times, then the answer
   tools_limit_mid  three different shell calls, then the daily quota (as
                    quota_daily)
+  cut              the answer streams, then the connection closes before its
+                   last chunk (a stream cut mid-way)
   400 401 403 429 429_bare quota_daily credit credit_g1
   503 503_overloaded 500                         -> Google-style error bodies
+  capacity         429: the Code Assist quota, "You have exhausted your
+                   capacity on this model. Your quota will reset after
+                   2h52m39s." (QUOTA_EXHAUSTED, RetryInfo 10359s)
+  key_expired      400: "API key expired. Please renew the API key."
   (refused = a closed port, missing_key = no key: handled by the caller)
 
 Every request is appended as one JSON line to --log FILE (if given):
@@ -33,6 +39,7 @@ import argparse
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -119,6 +126,22 @@ def error_for(scenario, model):
              "metadata": {"service": "generativelanguage.googleapis.com"}},
             {"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US",
              "message": "API key not valid. Please pass a valid API key."}])
+    if scenario == "key_expired":
+        return 400, err_body(400, "INVALID_ARGUMENT", "API key expired. Please renew the API key.", [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+             "domain": "googleapis.com",
+             "metadata": {"service": "generativelanguage.googleapis.com"}},
+            {"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US",
+             "message": "API key expired. Please renew the API key."}])
+    if scenario == "capacity":
+        # The Code Assist backend's per-user quota (gemini-cli's
+        # googleQuotaErrors.test.ts has the same body with other times).
+        return 429, err_body(429, "RESOURCE_EXHAUSTED",
+            "You have exhausted your capacity on this model. Your quota will reset after 2h52m39s.", [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "QUOTA_EXHAUSTED",
+             "domain": "cloudcode-pa.googleapis.com",
+             "metadata": {"uiMessage": "true", "model": model}},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "10359s"}])
     if scenario == "401":
         return 401, err_body(401, "UNAUTHENTICATED",
             "Request had invalid authentication credentials. Expected OAuth 2 access token, "
@@ -171,8 +194,8 @@ def error_for(scenario, model):
     return None
 
 ERROR_SCENARIOS = ["400", "401", "403", "429", "429_bare", "quota_daily", "credit", "credit_g1",
-                   "503", "503_overloaded", "500"]
-OK_SCENARIOS = ["success", "complete", "tools", "tool_loop", "slow",
+                   "503", "503_overloaded", "500", "capacity", "key_expired"]
+OK_SCENARIOS = ["success", "complete", "tools", "tool_loop", "slow", "cut",
                 "tools_page", "tools_limit_mid"]
 PAGE_CALLS = 8
 MID_COMMANDS = ["ls", "echo step-2", "wc -l README.md"]
@@ -211,7 +234,7 @@ def chat_plan(scenario, model, req):
     """Return list of (delay_seconds, chunk_dict) for a chat turn."""
     rid = "mock-%s-%d" % (scenario, int(time.time() * 1000) % 10**8)
     prompt_tokens = 8000 + 50 * len(req.get("contents", []) or [])
-    if scenario in ("success", "complete", "slow"):
+    if scenario in ("success", "complete", "slow", "cut"):
         text = COMPLETE_TEXT if scenario == "complete" else SUCCESS_TEXT
         pieces = split_text(text)
         if scenario == "slow":
@@ -421,6 +444,11 @@ class Handler(BaseHTTPRequestHandler):
                 if not sse:
                     self._write_chunk(b"[")
                 for i, (delay, c) in enumerate(plan):
+                    if scenario == "cut" and i == 3:
+                        # close the connection mid-stream, no last chunk
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
                     if delay:
                         time.sleep(delay)
                     if sse:

@@ -37,12 +37,17 @@ Scenarios (see docs/codex.md and docs/qwen.md for what each client prints):
                 (what the Qwen OAuth free tier answered when used up)
   tools         one shell tool call (echo hi), then the answer
   tools_loop    the same shell tool call (echo hi) 6 times, then the answer
+  tools_ask     one shell call that changes the work tree (touch
+                src/login.js), which a client asks permission for, then the
+                answer
   tools_page    productive paging: 8 shell calls reading big.txt (2 000
                 lines) 250 lines at a time (sed -n 'A,Bp'), then the answer
   tools_limit_mid  three different shell calls (ls; echo step-2; wc -l
                 README.md), then the ChatGPT-plan usage limit (as usage_limit)
   slow          the answer streamed in 10 pieces, one every 0.3 s
   drop          stream starts, then the connection closes before completion
+  cut           the same, chunked, and closed before the body's last chunk:
+                a stream cut mid-way, not a clean end of the body
   hang          HTTP 200 headers, then nothing (for idle-timeout tests)
 A request without an Authorization/api-key header gets the real API's 401
 "You didn't provide an API key" in every scenario.
@@ -56,6 +61,7 @@ import argparse
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -276,6 +282,11 @@ def plan(scenario, api, body):
             return ("tool", name, args)
         return ("text", ANSWER_TOOLS)
     n = tool_results(api, body)
+    if scenario == "tools_ask" and body.get("tools") and n < 1:
+        name, args = pick_shell_tool(api, body, "touch src/login.js")
+        return ("tool", name, args)
+    if scenario == "tools_ask":
+        return ("text", ANSWER_TOOLS)
     if scenario == "tools_page" and body.get("tools") and n < PAGE_CALLS:
         name, args = pick_shell_tool(api, body, "sed -n '%d,%dp' big.txt" %
                                      (250 * n + 1, 250 * (n + 1)))
@@ -349,23 +360,37 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _sse_start(self):
+    def _sse_start(self, chunked=False):
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
         self.send_header("x-request-id", new_id("req_"))
-        self.send_header("connection", "close")
+        if chunked:
+            self.send_header("transfer-encoding", "chunked")
+        else:
+            self.send_header("connection", "close")
         self.end_headers()
         self.close_connection = True
+        self._chunked = chunked
 
     def _sse(self, obj, event=None):
         chunk = ""
         if event:
             chunk += "event: %s\n" % event
         chunk += "data: %s\n\n" % (obj if isinstance(obj, str) else json.dumps(obj))
-        self.wfile.write(chunk.encode())
+        b = chunk.encode()
+        if getattr(self, "_chunked", False):
+            b = b"%x\r\n%s\r\n" % (len(b), b)
+        self.wfile.write(b)
         self.wfile.flush()
         touch()
+
+    def _cut(self):
+        """Close the connection in the middle of a chunked body."""
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def _route(self):
         m = re.match(r"^/s/([^/?]+)(/.*)?$", self.path)
@@ -468,7 +493,7 @@ class Handler(BaseHTTPRequestHandler):
         if not stream:
             return self._json(200, dict(base, status="completed", output=[item],
                                         usage=usage_responses()))
-        self._sse_start()
+        self._sse_start(chunked=scenario == "cut")
         seq = [0]
 
         def ev(kind, **fields):
@@ -494,9 +519,11 @@ class Handler(BaseHTTPRequestHandler):
             ev("response.content_part.added", item_id=item["id"], output_index=0,
                content_index=0, part={"type": "output_text", "text": "",
                                       "annotations": []})
-            n = SLOW_PIECES if scenario in ("slow", "drop") else 4
+            n = SLOW_PIECES if scenario in ("slow", "drop", "cut") else 4
             for i, piece in enumerate(split_pieces(text, n)):
-                if scenario == "drop" and i == 3:
+                if scenario in ("drop", "cut") and i == 3:
+                    if scenario == "cut":
+                        self._cut()
                     return  # close the connection mid-stream
                 if scenario == "slow":
                     time.sleep(SLOW_INTERVAL)
@@ -539,7 +566,7 @@ class Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": message, "finish_reason": finish,
                              "logprobs": None}],
                 "usage": usage_chat()})
-        self._sse_start()
+        self._sse_start(chunked=scenario == "cut")
 
         def chunk(delta, finish_reason=None, **extra):
             obj = {"id": cid, "object": "chat.completion.chunk", "created": created,
@@ -557,9 +584,11 @@ class Handler(BaseHTTPRequestHandler):
             self._sse({"error": dict(STREAM_ERRORS[scenario], type="requests")})
             return
         if step[0] == "text":
-            n = SLOW_PIECES if scenario in ("slow", "drop") else 4
+            n = SLOW_PIECES if scenario in ("slow", "drop", "cut") else 4
             for i, piece in enumerate(split_pieces(step[1], n)):
-                if scenario == "drop" and i == 3:
+                if scenario in ("drop", "cut") and i == 3:
+                    if scenario == "cut":
+                        self._cut()
                     return
                 if scenario == "slow":
                     time.sleep(SLOW_INTERVAL)

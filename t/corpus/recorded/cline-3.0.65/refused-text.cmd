@@ -1,0 +1,6 @@
+cline -P anthropic 'Work on the next task of the plan.'
+# client: cline 3.0.65
+# env: MOCK_URL=http://127.0.0.1:40553/s/refused HOME=/tmp/cbexec-rec-cline/home; . env/cline.sh
+# cwd: /tmp/cbexec-rec-cline/work (contains README.md, big.txt); stdin: /dev/null
+# elapsed_s: 65.6
+# requests to the mock: 0

@@ -1,0 +1,6 @@
+codex exec --json --skip-git-repo-check 'Work on the next task of the plan.'
+# client: codex 0.171.0
+# env: MOCK_URL=http://127.0.0.1:46231/s/slow/v1 HOME=/tmp/cbexec-rec-codex/home; . env/codex.sh
+# cwd: /tmp/cbexec-rec-codex/work (contains README.md, big.txt); stdin: /dev/null
+# elapsed_s: 3.7
+# requests to the mock: 1

@@ -1,0 +1,6 @@
+grok -p 'Work on the next task of the plan.'
+# client: grok 1.0.1
+# env: MOCK_URL=http://127.0.0.1:53115/s/refused/v1 HOME=/tmp/cbexec-rec-grok/home; . env/grok.sh
+# cwd: /tmp/cbexec-rec-grok/work (contains README.md, big.txt); stdin: /dev/null
+# elapsed_s: 3.3
+# requests to the mock: 0
