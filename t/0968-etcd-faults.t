@@ -40,6 +40,7 @@ for how in KILL STOP; do
 	etcd_kill "$leader" "$how"
 	wait $p; rc=$?
 	is "$rc" 0 "the leader (member $leader) $how'ed during a run: the run ends well"
+	[ "$rc" = 0 ] || sed 's/^/# /' "err$how"
 	is "$(eget cbexec:circuit:lead$how | jget /dev/stdin iteration)" 1 \
 	    "... and its save is in the store"
 	if [ "$how" = KILL ]; then
@@ -149,6 +150,39 @@ is "$(ectl get cbexec:circuit:late --keys-only | grep -c .):$(ectl get cbexec:lo
 "$CBEXEC" $S --name late -- true 2>err; rc=$?
 is "$rc:$(eget cbexec:circuit:late | jget /dev/stdin iteration)" "0:2" \
     "the next holder counts the run whose save was lost, then its own"
+
+# ---- a name the resolver does not answer ----
+# As root, in a mount namespace of its own: /etc/resolv.conf names a
+# nameserver on loopback that reads every query and answers none.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	perl -MIO::Socket::INET -e '
+		my $s;
+		for (1 .. 1000) {
+			my $a = join ".", 127, map { 1 + int rand 254 } 1 .. 3;
+			$s = IO::Socket::INET->new(Proto => "udp",
+			    LocalAddr => $a, LocalPort => 53) and last;
+		}
+		$s or die;
+		open(my $f, ">", "dns.tmp") or die;
+		print $f $s->sockhost, "\n"; close $f; rename "dns.tmp", "dns.up";
+		my $b; $s->recv($b, 4096) while 1' & echo $! >>"$ETCD_DIR/proxies"
+	poll_until 20 test -s dns.up
+	printf 'nameserver %s\noptions timeout:5 attempts:3\n' "$(cat dns.up)" >resolv
+	t0=$(ms)
+	unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf &&
+	    exec "$2" --store etcd://store.never.invalid:2379,store2.never.invalid \
+	    --store-timeout 600ms --name dns -- touch "$3/ran-dns"' sh \
+	    "$SCRATCH/resolv" "$CBEXEC" "$SCRATCH" 2>err; rc=$?
+	el=$(( $(ms) - t0 ))
+	is "$rc:$([ -e ran-dns ] && echo ran)" "125:" "a resolver that does not answer: 125, not run"
+	quick 3000 "$el" "within --store-timeout, name lookup included ($el ms)"
+	like "$(cat err)" "store etcd://store.never.invalid:2379,store2.never.invalid:2379: .*(resolve|Resolving|no answer)" \
+	    "naming the store"
+else
+	skip "a resolver that does not answer (needs root and unshare -m)"
+	skip "within --store-timeout"
+	skip "naming the store"
+fi
 
 # ---- a cluster without its quorum ----
 etcd_kill 2

@@ -548,6 +548,12 @@ setup(struct http *h)
 	CURL *e = h->e;
 
 	cl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075700
+	/* A name lookup given up at the deadline is left to its thread,
+	 * not waited for (libcurl would wait for it when the transfer is
+	 * taken off). */
+	cl.easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
+#endif
 	cl.easy_setopt(e, CURLOPT_PROXY, "");
 	cl.easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -766,8 +772,10 @@ http_step(struct http *h, int wait, struct http_reply *rep, char *err,
 			pfd[i].revents = 0;
 		}
 		n = h->nsock;
-		rc = h->cfg.poll != NULL ? h->cfg.poll(pfd, n, (int)ms) :
-		    poll(pfd, (nfds_t)n, (int)ms);
+		/* A look that never waits (the run engine's loop asking)
+		 * has nothing for a signal to end. */
+		rc = wait && h->cfg.poll != NULL ? h->cfg.poll(pfd, n,
+		    (int)ms) : poll(pfd, (nfds_t)n, (int)ms);
 		if (rc == -2) {
 			snprintf(err, errlen, "store %s: interrupted",
 			    h->cfg.label);
