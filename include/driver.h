@@ -8,6 +8,8 @@
 #ifndef CBEXEC_DRIVER_H
 #define CBEXEC_DRIVER_H
 
+#include <stdio.h>
+
 #include "cli.h"
 #include "core.h"
 
@@ -79,6 +81,10 @@ int ops_reset_account(const struct options *o);
  * with that result would have been; returns the exit status such a run
  * would give (not remapped). */
 int driver_record(struct options *o, const struct circuit *c);
+/* --record --json: what driver_record() decided, as one JSON object on f
+ * with status, the exit status cbexec exits with (cbexec(1), JSON);
+ * nothing when it decided nothing (an error of cbexec's own). */
+void driver_record_json(FILE *f, int status);
 /* Every operator verb's first step: 0 when the circuit's state file (or
  * its lock, or anything else) is at its path, else -1 with "no such
  * circuit" printed, naming the path (the caller exits 125). */

@@ -162,4 +162,51 @@ is "$rc" 0 "--reset-account moves it aside"
 like "$(ectl get --prefix cbexec:corrupt-account:bad: --keys-only)" \
     '^cbexec:corrupt-account:bad:20' "...kept for the operator"
 
+# ---- who holds a circuit, seen from another host ----
+# The lock key names the holder's host and pid: --status (and --json,
+# --status --all) on host 2 says host 1 runs run 1, or holds the circuit
+# between the runs of a loop.
+SCHEMA=$TOP/contrib/schema
+valid() { perl "$T_DIR/jsonschema.pl" "$SCHEMA/$1" "$2" 2>&1; }
+if host_names >why; then h1=host1
+else
+	echo "# $(cat why): both hosts are $(hostname)"
+	h1=$(hostname)
+fi
+./host 1 $S -q --name fleet -- sh -c 'echo $$ >cmd.pid; exec sleep 30' &
+cb=$!
+poll_until 30 test -s cmd.pid
+host 2 $S --status --all >all.txt
+host 2 $S --status --all --json >all.json
+out=$(host 2 $S --status fleet); rc=$?
+host 2 $S --status fleet --json >st.json
+like "$(grep fleet all.txt)" "running \\(pid $cb( on $h1)?\\)" \
+    "--status --all on host 2 lists a circuit whose first run goes on on host 1"
+is "$(perl -MJSON::PP -0777 -ne 'print "$_->{running}{host}:$_->{running}{pid}"
+    for grep { $_->{circuit} eq "fleet" } @{decode_json($_)}' all.json)" \
+    "$h1:$cb" "--status --all --json: running on host 1 (pid)"
+is "$(valid status-all.schema.json all.json)" "" "... valid (status-all.schema.json)"
+is "$rc" 0 "--status on host 2: 0"
+like "$out" "^running: +run 1 since [0-9]{2}:[0-9]{2}Z, [0-9]+s ago  \\(pid $cb on $h1\\)\$" "--status on host 2: run 1, since when, on host 1 (pid)"
+is "$(jget st.json running.host):$(jget st.json holder.host):$(jget st.json holder.pid):$(jget st.json path)" \
+    "$h1:$h1:$cb:cbexec:circuit:fleet" "--status --json: running and holder on host 1"
+is "$(valid status.schema.json st.json)" "" "... valid (status.schema.json)"
+kill "$(cat cmd.pid)"
+wait "$cb"
+out=$(host 2 $S --status fleet)
+ok "$(printf '%s\n' "$out" | grep -Eq '^(running|held by):'; [ $? -ne 0 ]; echo $?)" \
+    "once it ended: no run going on, nobody holds it"
+rm -f cmd.pid
+./host 1 $S -q --name fleet -n 2 --delay 20 -- sh -c 'echo $$ >cmd.pid' \
+    2>/dev/null &
+cb=$!
+poll_until 30 test -s cmd.pid
+ran() { [ "$(eget cbexec:circuit:fleet | jget /dev/stdin iteration 2>/dev/null)" = 2 ]; }
+poll_until 30 ran
+out=$(host 2 $S --status fleet)
+like "$out" "^held by: +pid $cb on $h1  \\(no run going on\\)\$" "--status on host 2 between host 1's runs: host 1 holds it"
+kill -TERM "$cb"
+wait "$cb"
+unset HOST_NAMES
+
 done_testing

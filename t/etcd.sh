@@ -27,7 +27,10 @@
 #                      trickle), once it says so
 #   ./host N ARGS...   (written here) cbexec as seen from host N: its own
 #                      HOME, XDG and state directories, exec'd (so $! of
-#                      "./host ... &" is cbexec itself)
+#                      "./host ... &" is cbexec itself); after
+#                      host_names, its own host name too (hostN)
+#   host_names         give each ./host N the name hostN from now on
+#                      (t/hostshim.so preloaded); 1 with why not
 
 if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1
 then
@@ -240,9 +243,30 @@ trap 'for p in $(cat "$ETCD_DIR/proxies" 2>/dev/null); do kill $p; done \
 # cluster behind either.
 trap 'exit 1' HUP INT TERM PIPE
 
+# host_names: give each ./host N the name hostN from now on (t/hostshim.so
+# preloaded); 1 with why not.
+host_names() {
+	if ! head -c 4 "$CBEXEC" 2>/dev/null | grep -q ELF; then
+		echo "CBEXEC is not an ELF binary (a preload shim goes into it)"
+		return 1
+	elif nm "$CBEXEC" 2>/dev/null | grep -q __asan_init ||
+	    ldd "$CBEXEC" 2>/dev/null | grep -q libasan; then
+		echo "cbexec is built with ASan (no preload before its runtime)"
+		return 1
+	elif ! make -s -C "$TOP" t/hostshim.so >/dev/null 2>&1 &&
+	    [ ! -f "$T_DIR/hostshim.so" ]; then
+		echo "cannot build t/hostshim.so"
+		return 1
+	fi
+	export HOST_NAMES=1
+}
+
 cat >"$SCRATCH/host" <<SH
 #!/bin/sh
-h=$SCRATCH/host\$1; shift
+h=$SCRATCH/host\$1
+[ -n "\${HOST_NAMES:-}" ] &&
+    export LD_PRELOAD=$T_DIR/hostshim.so SHIM_HOST=host\$1
+shift
 mkdir -p "\$h/home"
 HOME=\$h/home XDG_STATE_HOME=\$h/state XDG_CONFIG_HOME=\$h/config \\
     CBEXEC_STATE_DIR=\$h/state/cbexec exec "$CBEXEC" "\$@"

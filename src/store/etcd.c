@@ -167,12 +167,12 @@ etcd_open_(struct store *st, const char *url, char *err, size_t errlen)
 		e->key = e->lock = e->run = NULL;
 		goto nomem;
 	}
-	if (gethostname(host, sizeof(host) - 1) == -1)
-		snprintf(host, sizeof(host), "?");
-	host[sizeof(host) - 1] = '\0';
-	snprintf(e->holder, sizeof(e->holder), "{\"host\":\"%.*s\","
-	    "\"pid\":%ld}", (int)strcspn(host, "\"\\"), host,
-	    (long)getpid());
+	/* The host as a start record names it (letters, digits, '.', '-'
+	 * and '?' only: nothing to quote), so that --status can tell the
+	 * record is the holder's. */
+	store_hostname(host, sizeof(host));
+	snprintf(e->holder, sizeof(e->holder), "{\"host\":\"%s\","
+	    "\"pid\":%ld}", host, (long)getpid());
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.url = url;
 	cfg.password = st->password;
@@ -1019,43 +1019,57 @@ get(struct store *st, const char *key, char **value, size_t *len,
 	return 1;
 }
 
-/* The pid in a lock key's value ({"host": ..., "pid": N}), or 0. */
-static long
-holder_pid(const char *value)
+/* The host and pid a lock key's value names ({"host": ..., "pid": N}):
+ * 1, or 0 when it names none. */
+static int
+holder_of(const char *value, size_t len, char *host, size_t hostlen,
+    long *pid)
 {
-	const char *p = strstr(value, "\"pid\":");
+	cJSON *j, *h, *p;
+	int ok = 0;
 
-	return p != NULL ? strtol(p + 6, NULL, 10) : 0;
+	if ((j = cJSON_ParseWithLength(value, len)) == NULL)
+		return 0;
+	h = cJSON_GetObjectItemCaseSensitive(j, "host");
+	p = cJSON_GetObjectItemCaseSensitive(j, "pid");
+	if (cJSON_IsString(h) && h->valuestring[0] != '\0' &&
+	    strlen(h->valuestring) < hostlen && cJSON_IsNumber(p) &&
+	    p->valuedouble >= 1 && p->valuedouble <= 4194304 &&
+	    p->valuedouble == (long)p->valuedouble) {
+		snprintf(host, hostlen, "%s", h->valuestring);
+		*pid = (long)p->valuedouble;
+		ok = 1;
+	}
+	cJSON_Delete(j);
+	return ok;
 }
 
 static int
 etcd_get_json(struct store *st, const char *name, struct cb_state *s,
-    cJSON **j, struct store_run *run, char *err, size_t errlen)
+    cJSON **j, char *err, size_t errlen)
 {
-	struct store_etcd *e = E(st);
-	struct etcd_op ops[3];
+	struct etcd_op ops[2];
 	struct etcd_txn_res res;
-	const struct etcd_kv *sk, *lk, *rk;
-	char *key = NULL, *lock = NULL, *rec = NULL, where[512];
+	const struct etcd_kv *sk, *lk;
+	char *key = NULL, *lock = NULL, where[512];
 	int rc = -1;
 
 	settle(st);
 	*j = NULL;
 	if (asprintf(&key, "cbexec:circuit:%s", name) == -1 ||
-	    asprintf(&lock, "cbexec:lock:%s", name) == -1 ||
-	    asprintf(&rec, "cbexec:run:%s", name) == -1) {
+	    asprintf(&lock, "cbexec:lock:%s", name) == -1) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	snprintf(where, sizeof(where), "%s in %s", key, st->label);
-	/* The state, and whether a run is going on: its lock (the lease
-	 * alive) and its start record, in one read. */
+	/* The state, and its lock (a first run going on has no state yet),
+	 * in one read. */
 	memset(ops, 0, sizeof(ops));
-	ops[0].kind = ops[1].kind = ops[2].kind = ETCD_RANGE;
+	ops[0].kind = ops[1].kind = ETCD_RANGE;
 	ops[0].key = key;
 	ops[1].key = lock;
-	ops[2].key = rec;
-	if ((rc = etcd_txn(e->c, NULL, 0, ops, 3, NULL, 0, 0, &res, err,
+	ops[1].keys_only = 1;
+	if ((rc = etcd_txn(E(st)->c, NULL, 0, ops, 2, NULL, 0, 0, &res, err,
 	    errlen)) != 0) {
 		(void)failed(st, rc);
 		rc = -1;
@@ -1063,27 +1077,19 @@ etcd_get_json(struct store *st, const char *name, struct cb_state *s,
 	}
 	tick(st);
 	rc = -1;
-	if (res.nresp != 3) {
+	if (res.nresp != 2) {
 		snprintf(err, errlen, "store %s: unexpected answer to a read",
 		    st->label);
 		goto done;
 	}
 	sk = res.resp[0].nkvs > 0 ? &res.resp[0].kvs[0] : NULL;
 	lk = res.resp[1].nkvs > 0 ? &res.resp[1].kvs[0] : NULL;
-	rk = res.resp[2].nkvs > 0 ? &res.resp[2].kvs[0] : NULL;
-	if (lk != NULL) {
-		if (rk != NULL)
-			store_run_parse(rk->value, rk->len, run);
-		/* The lock's holder is the run's, whatever the record
-		 * says. */
-		run->pid = holder_pid(lk->value);
-	}
 	if (sk == NULL) {
 		if (lk == NULL) {
 			snprintf(err, errlen, "%s: gone", where);
 			goto done;
 		}
-		/* Its first run is going on: no state yet. */
+		/* Its first run is going on: no state yet, a fresh one. */
 		if (breaker_init(s, name) == -1 ||
 		    (*j = cJSON_CreateObject()) == NULL) {
 			snprintf(err, errlen, "out of memory");
@@ -1098,9 +1104,62 @@ etcd_get_json(struct store *st, const char *name, struct cb_state *s,
 done:
 	etcd_txn_res_free(&res);
 out:
-	if (rc < 0)
-		memset(run, 0, sizeof(*run));
 	free(key);
+	free(lock);
+	return rc;
+}
+
+/* The lock key's holder (its value: {"host": ..., "pid": N}; a value
+ * that names none leaves the start record to name it) and the start
+ * record, in one read. */
+static int
+etcd_holder(struct store *st, const char *name, struct store_holder *h,
+    char *err, size_t errlen)
+{
+	struct etcd_op ops[2];
+	struct etcd_txn_res res;
+	const struct etcd_kv *lk, *rk;
+	char *lock = NULL, *rec = NULL;
+	int rc = -1;
+
+	settle(st);
+	if (name == NULL)
+		name = st->name;
+	if (asprintf(&lock, "cbexec:lock:%s", name) == -1 ||
+	    asprintf(&rec, "cbexec:run:%s", name) == -1) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	memset(ops, 0, sizeof(ops));
+	ops[0].kind = ops[1].kind = ETCD_RANGE;
+	ops[0].key = lock;
+	ops[1].key = rec;
+	if ((rc = etcd_txn(E(st)->c, NULL, 0, ops, 2, NULL, 0, 0, &res, err,
+	    errlen)) != 0) {
+		(void)failed(st, rc);
+		rc = -1;
+		goto out;
+	}
+	tick(st);
+	rc = -1;
+	if (res.nresp != 2) {
+		snprintf(err, errlen, "store %s: unexpected answer to a read",
+		    st->label);
+		goto done;
+	}
+	lk = res.resp[0].nkvs > 0 ? &res.resp[0].kvs[0] : NULL;
+	rk = res.resp[1].nkvs > 0 ? &res.resp[1].kvs[0] : NULL;
+	if (rk != NULL)
+		store_run_parse(rk->value, rk->len, &h->run);
+	if (lk != NULL && !holder_of(lk->value, lk->len, h->host,
+	    sizeof(h->host), &h->pid) && h->run.run > 0) {
+		snprintf(h->host, sizeof(h->host), "%s", h->run.host);
+		h->pid = h->run.pid;
+	}
+	rc = 0;
+done:
+	etcd_txn_res_free(&res);
+out:
 	free(lock);
 	free(rec);
 	return rc;
@@ -1292,6 +1351,7 @@ const struct store_backend store_etcd = {
 	.place = etcd_place,
 	.list = etcd_list,
 	.get_json = etcd_get_json,
+	.holder = etcd_holder,
 	.account_load = etcd_account_load,
 	.account_update = etcd_account_update,
 	.account_list = etcd_account_list,
