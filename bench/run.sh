@@ -659,7 +659,7 @@ if want store; then
 			    --tls-key-file $SCRATCH/srv.key
 			    --tls-ca-cert-file $SCRATCH/ca.pem --tls-auth-clients no"
 		fi
-		for try in 1 2 3 4 5; do
+		for _ in 1 2 3 4 5; do
 			redis-server --port "$RPORT" --bind 127.0.0.1 \
 			    --unixsocket "$RS" --save '' --appendonly no \
 			    --dir "$SCRATCH" --daemonize no \
@@ -764,6 +764,8 @@ if want store; then
 		fi
 
 		say "== store, contention: 20 invocations at once on one circuit (--wait-lock), store vs file store (9 reps)"
+		# The loop is for the sh -c below to expand, not this shell.
+		# shellcheck disable=SC2016
 		C20='i=0; while [ $i -lt 20 ]; do "$0" "$@" -- /bin/true & i=$((i + 1)); done; wait'
 		O=$SCRATCH/stc
 		"$AB" -n 9 -w 1 -o "$O" -- sh -c "$C20" "$CBEXEC" -q $ST \

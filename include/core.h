@@ -158,6 +158,12 @@ ssize_t file_write_all(int fd, const void *p, size_t n);
 /* Give fds 0, 1 and 2, when closed, a placeholder that fails like a
  * closed descriptor, so no descriptor of ours takes their numbers. */
 void file_std_fds(void);
+/* The stack cbexec needs (stack.c): the soft RLIMIT_STACK raised up to
+ * the hard one when smaller; -1 with err when even that is too small.
+ * stack_restore: the limit cbexec was started with, for a child before it
+ * execs (async-signal-safe). */
+int stack_room(char *err, size_t errlen);
+void stack_restore(void);
 /* Whether fd (0, 1, 2) was closed when file_std_fds ran. */
 int file_std_closed(int fd);
 /*

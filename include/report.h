@@ -172,6 +172,9 @@ int report_metrics(struct reporter *r, const struct cb_state *s,
  * is no file to rewrite; -1 with a message in err. */
 #define METRICS_EXISTING 1
 #define METRICS_NEWER 2
+/* With METRICS_NEWER: a file that shows the same generation too (what it
+ * says besides the state has changed: an account's gate). */
+#define METRICS_SAME 4
 int report_metrics_file(struct reporter *r, const struct cb_state *s,
     int flags, char *err, size_t errlen);
 /* The generation of the state the textfile at path shows (its first

@@ -84,6 +84,10 @@ main(int argc, char **argv)
 	int rc;
 
 	file_std_fds();
+	if (stack_room(err, sizeof(err)) == -1) {
+		fprintf(stderr, "cbexec: %s\n", err);
+		return CB_EXIT_ERROR;
+	}
 	options_init(&o);
 	if (cli_parse(&o, argc, argv, err, sizeof(err)) == -1) {
 		rc = usage_error(err);

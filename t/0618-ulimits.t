@@ -50,4 +50,20 @@ is "${bad:-none}" none "ulimit -n 4 to 16: every mode runs, or says why and exit
 r=$(under 4 --name g -- true)
 is "${r%%	*}" 125 "ulimit -n 4: 125 (libev's signal pipe), not SIGABRT"
 like "${r#*	}" "^cbexec: .*Too many open files" "... with a message saying why"
+
+# ---- ulimit -s: a small stack ---------------------------------------------
+# Below a few dozen KiB cbexec died by SIGSEGV after its run, before the
+# save.  A soft limit it can raise, it raises, and the command still gets
+# the limit cbexec was started with; a hard limit too small is 125.
+stk() {
+	bash -c 'ulimit '"$1"' "$2" || exit 99; shift 2; exec "$@"' sh "$@" \
+	    2>err
+}
+out=$(stk -Ss 48 "$CBEXEC" -q --name s1 -- sh -c 'ulimit -s'); rc=$?
+is "$rc:$out" "0:48" "ulimit -Ss 48: the run ends well; the command's limit is still 48 KiB"
+is "$(jget "$CBEXEC_STATE_DIR/s1.json" iteration)" 1 "... and the run is saved"
+stk -s 48 "$CBEXEC" -q --name s2 -- touch ran-s2; rc=$?
+is "$rc:$(cat err):$([ -e ran-s2 ] && echo ran)" \
+    "125:cbexec: a stack limit of 48 KiB (ulimit -s) is too small: cbexec needs 256 KiB:" \
+    "ulimit -s 48 (hard): 125, saying why; nothing run"
 done_testing

@@ -84,7 +84,7 @@ is "$out" fromhome "bash: a relative XDG_STATE_HOME is ignored"
 
 # zsh, through a pseudo-terminal.
 if command -v zsh >/dev/null 2>&1 && zsh -c 'zmodload zsh/zpty' 2>/dev/null; then
-	z() { timeout 30 zsh "$T_DIR/zsh-complete" "$C" "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
+	z() { timeout 90 zsh "$T_DIR/zsh-complete" "$C" "$@" 2>&1 | tr '\n' ' ' | sed 's/ $//'; }
 	is "$(z cbexec --phase gr)" GREEN "zsh: --phase gr -> GREEN (lower case)"
 	is "$(z cbexec -p re)" "RED REFACTOR" "zsh: -p re -> RED REFACTOR"
 	is "$(z cbexec -- ls --colo)" --color "zsh: after --, the command's own options"

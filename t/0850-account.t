@@ -241,6 +241,21 @@ like "$(cat out)" "^account max: OPEN  usage limit until ([A-Z][a-z]{2} )?[0-9:]
     "--status --all: a line per account"
 ok "$(grep -c '^account lnk: .*symbolic link' out >/dev/null; echo $?)" "...an unreadable one says why"
 
+# --- --reset-account keeps the textfiles true --------------------------------
+# The circuits on the account that wrote a textfile here show the gate
+# closed at once, not at their next run; a circuit on no account is left.
+cp m2.prom m2.before
+"$CBEXEC" --reset-account max -q
+like "$(cat m.prom)" '^cbexec_account_gate\{circuit="m",account="max"\} 0$' \
+    "--reset-account: the circuit's textfile shows the gate closed"
+is "$(cmp m2.prom m2.before && echo same)" same "...a circuit on no account's file is left"
+if command -v promtool >/dev/null 2>&1; then
+	promtool check metrics <m.prom >/dev/null 2>&1
+	ok "$?" "...promtool check metrics accepts it"
+else
+	skip "promtool not installed"
+fi
+
 # --- completions: the accounts of the state directory ----------------------
 is "$(bash_comp "$TOP/contrib/cbexec.bash" --reset-account m | tr '\n' ' ' | sed 's/ $//')" \
     max "bash: --reset-account m -> max"

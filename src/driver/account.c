@@ -18,6 +18,7 @@
  * stops every circuit on the account with 125 and is never replaced; an
  * operator's --reset-account moves it aside.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,6 +416,38 @@ reset_fn(struct cb_account *a, void *arg)
 	return 1;
 }
 
+/* This host's textfiles of the circuits on account, rewritten with its
+ * gate CLOSED (SPEC §11: a reset keeps the views true).  No circuit's lock
+ * is taken: a file that shows a newer state than read here is left. */
+static void
+refresh_gate(struct store *st, const char *account)
+{
+	struct reporter r;
+	struct cb_state s;
+	cJSON *j;
+	char **names = NULL, err[4400], where[PATH_MAX];
+	size_t i, n = 0;
+
+	if (store_list(st, &names, &n, err, sizeof(err)) != 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.log_fd = -1;
+	r.verbosity = -2;
+	r.account = account;
+	r.account_gate = CB_CLOSED;
+	for (i = 0; i < n; i++) {
+		if (store_get_json(st, names[i], &s, &j, where,
+		    sizeof(where), err, sizeof(err)) >= 0) {
+			r.label = names[i];
+			outputs_refresh(&s, &r, st, OUTPUTS_ACCOUNT);
+			breaker_free(&s);
+			cJSON_Delete(j);
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
 int
 ops_reset_account(const struct options *o)
 {
@@ -428,6 +461,8 @@ ops_reset_account(const struct options *o)
 	r.now = store_now(st);
 	rc = store_account_update(st, o->reset_account, ACCOUNT_LOCK_WAIT, 0,
 	    reset_fn, &r, aside, sizeof(aside), err, sizeof(err));
+	if (rc == 1)
+		refresh_gate(st, o->reset_account);
 	store_close(st);
 	if (rc < 0) {
 		free(r.why);

@@ -194,7 +194,9 @@ int circuit_store(const struct options *o, const struct circuit *c,
  * rewritten from s with the labels they were written with (an account's
  * gate read from st): with OUTPUTS_LOCKED in how (the circuit's lock
  * held) when what they say changed, else only those that show an older
- * generation of the state; with OUTPUTS_OWN r's --metrics too.  A file
+ * generation of the state; with OUTPUTS_OWN r's --metrics too; with
+ * OUTPUTS_ACCOUNT only the files labelled with r's account, also those
+ * that show s's generation (the gate changed, the state did not).  A file
  * that is gone is not made anew.  outputs_host: this
  * host's name as the records keep it.
  */
@@ -204,6 +206,7 @@ int outputs_forget_gone(struct cb_state *s);
 void outputs_open_logs(const struct cb_state *s, struct reporter *r);
 #define OUTPUTS_LOCKED 1	/* the circuit's lock is held */
 #define OUTPUTS_OWN 2		/* r's --metrics too */
+#define OUTPUTS_ACCOUNT 4	/* only r's account's, its gate changed */
 void outputs_refresh(const struct cb_state *s, struct reporter *r,
     struct store *st, int how);
 const char *outputs_host(void);

@@ -256,8 +256,11 @@ outputs_refresh(const struct cb_state *s, struct reporter *r,
 		if (o->kind != OUTPUT_METRICS || !ours(o, how & OUTPUTS_OWN ?
 		    NULL : r->metrics_path))
 			continue;
+		if ((how & OUTPUTS_ACCOUNT) && (o->account == NULL ||
+		    r->account == NULL || strcmp(o->account, r->account) != 0))
+			continue;
 		/* Shows this state already: nothing to read or write. */
-		if (!(how & OUTPUTS_LOCKED) &&
+		if (!(how & (OUTPUTS_LOCKED | OUTPUTS_ACCOUNT)) &&
 		    report_metrics_generation(o->path) >= s->generation)
 			continue;
 		m = *r;
@@ -272,7 +275,8 @@ outputs_refresh(const struct cb_state *s, struct reporter *r,
 		m.follow = o->follow;
 		m.store_fallback = 0;
 		if (report_metrics_file(&m, s, how & OUTPUTS_LOCKED ?
-		    METRICS_EXISTING : METRICS_NEWER, err, sizeof(err)) == -1 &&
+		    METRICS_EXISTING : how & OUTPUTS_ACCOUNT ? METRICS_NEWER |
+		    METRICS_SAME : METRICS_NEWER, err, sizeof(err)) == -1 &&
 		    (how & OUTPUTS_LOCKED))
 			report_warn(r, "%s", err);
 	}

@@ -440,7 +440,8 @@ report_metrics_file(struct reporter *r, const struct cb_state *s, int flags,
 	/* Without the lock: only a file of ours that shows an older state
 	 * (a lock holder may be writing a newer one this very moment). */
 	if ((flags & METRICS_NEWER) && (stat(path, &st) == -1 ||
-	    st.st_uid != geteuid() || report_metrics_generation(path) >= s->generation))
+	    st.st_uid != geteuid() || report_metrics_generation(path) >=
+	    s->generation + ((flags & METRICS_SAME) != 0)))
 		return 0;
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		if (!r->follow) {

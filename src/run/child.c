@@ -71,6 +71,7 @@ child_exec(char *const argv[], char *const envp[], int out,
 		}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	stack_restore();
 	execvpe(argv[0], argv, envp);
 	_exit(127);
 }

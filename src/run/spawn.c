@@ -24,6 +24,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "spawn.h"
 
 #define MAXSIGS 16
@@ -118,6 +119,7 @@ spawn_child(char **argv, char **envp, int fg_tty, int out, int err,
 		if (err > STDERR_FILENO && err != out)
 			close(err);
 		child_restore_signals();
+		stack_restore();
 		execvpe(argv[0], argv, envp);
 fail:
 		e = errno;
