@@ -20,8 +20,9 @@
  * transaction that creates the lock key attached to it only if it does
  * not exist (its create_revision is 0) and reads the state and the start
  * record in the same step.  The lease is kept alive with keepalives from
- * the run's event loop (never blocking it) and revoked at the end, which
- * deletes the lock key with it.  A holder that stops (SIGSTOP, a
+ * the run's event loop (never blocking it; one nobody answered within
+ * --store-timeout sent again while the lease can still be kept) and
+ * revoked at the end, which deletes the lock key with it.  A holder that stops (SIGSTOP, a
  * partition, a host that hangs) loses its lease when its TTL runs out in
  * the cluster, and the lock key goes with it.  The run's command must be
  * dead by then: the local deadline is the time the last successful
@@ -570,6 +571,16 @@ etcd_keepalive_async_(struct store *st, char *err, size_t errlen)
 	    errlen)) == 1)
 		return 1;
 	e->pending = 0;
+	/* No member answered in time (a leader stopped and the election
+	 * not over yet): a renewal sent again while the lease can still be
+	 * kept, not the run ended; the local deadline ends it if none
+	 * comes in time. */
+	if (rc == -1 && !st->refused && store_lease_until(st) - mono_now() >
+	    0.05 && etcd_keepalive_start(e->c, e->lease, lease_deadline(st),
+	    err, errlen) == 1) {
+		e->pending = 1;
+		return 1;
+	}
 	if (rc != 0)
 		return failed(st, rc);
 	return renewed(st, ttl, sent, err, errlen);
