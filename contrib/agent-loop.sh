@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: ISC
 # agent-loop.sh: run an agent step again and again under cbexec(1), one
 # run per cbexec invocation, and let cbexec's exit status decide what
-# happens next:
+# happens next.  An agent exits 0 after every step, done or not: the step
+# says the work is done in its status block (STATUS: COMPLETE or
+# EXIT_SIGNAL: true), which cbexec --exit-codes complete=DONE_CODE turns
+# into an exit status of its own:
 #
-#   0        done: the step succeeded or reported STATUS: COMPLETE -> stop
+#   10       done (DONE_CODE): the step reported it     -> stop, exit 0
+#   0        the step went well, the work goes on       -> the next step
 #   120      OPEN: the circuit is open                  -> alert, stop
 #   121      STUCK: the same error or task again        -> alert, stop
 #   122      ABORT: fatal error, or interrupted         -> alert, stop
@@ -27,6 +31,9 @@
 #   RETRY_PAUSE  seconds before retrying a failed step (default: 30)
 #   BUSY_PAUSE   seconds to wait when the circuit is busy (default: 60)
 #   MAX_ERRORS   stop after this many cbexec errors (125) in a row (default: 3)
+#   DONE_CODE    the status that means done (default: 10); a step that
+#                exits with it on its own is taken as done too, so pick
+#                one your step never exits with
 #
 # Exits 0 when done, else with the status that stopped it.
 set -u
@@ -56,6 +63,10 @@ opts=${CBEXEC_OPTS:---no-prompt --timeout 15m}
 retry_pause=${RETRY_PAUSE:-30}
 busy_pause=${BUSY_PAUSE:-60}
 max_errors=${MAX_ERRORS:-3}
+done_code=${DONE_CODE:-10}
+case $done_code in
+'' | 0 | *[!0-9]*) usage ;;
+esac
 
 say() {
 	echo "agent-loop[$name]: $*" >&2
@@ -75,13 +86,15 @@ while :; do
 	runs=$((runs + 1))
 	# $opts unquoted on purpose: several options in one variable.
 	# shellcheck disable=SC2086
-	"$cbexec" --name "$name" $opts -- "$@"
+	"$cbexec" --name "$name" --exit-codes complete="$done_code" $opts -- "$@"
 	rc=$?
 	[ "$rc" -eq 125 ] && errors=$((errors + 1)) || errors=0
 	case $rc in
-	0)
+	"$done_code")
 		say "done after $runs runs"
 		exit 0
+		;;
+	0)
 		;;
 	120)
 		alert "circuit OPEN; see: $cbexec --status $name"

@@ -82,6 +82,15 @@ int sup_init(void);
 void sup_unguard(void);
 /* At the end of the invocation: the watchdog goes (and is reaped). */
 void sup_done(void);
+/*
+ * A file's content (at most WATCH_WILL_MAX bytes) the watchdog writes
+ * should cbexec die before sup_unguard(): the run's start record, the
+ * run's registration under allow/, kept where the command cannot erase
+ * them.  path NULL: none.
+ */
+#define WATCH_WILL_MAX 512
+enum { WATCH_WILL_RECORD, WATCH_WILL_REG, WATCH_WILLS };
+void watch_will(int which, const char *path, const char *buf, size_t n);
 
 /*
  * Run cfg->argv to completion, leftovers included.  Returns 0 with *res

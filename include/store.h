@@ -216,6 +216,11 @@ int store_begin(struct store *st, long n, char *err, size_t errlen);
 /* The run just put on record did not start after all: its record goes
  * (best effort). */
 void store_unbegin(struct store *st);
+/* The file and block the start record just written is, when it is in a
+ * file (the file store's lock file): 1 with them (valid until the next
+ * call on st), else 0. */
+int store_record_file(const struct store *st, const char **path,
+    const char **buf, size_t *n);
 /*
  * Save s (its generation becomes the next one), which makes a start
  * record stale.  The file store writes atomically while it still holds

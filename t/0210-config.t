@@ -18,6 +18,11 @@ err=$(cb -- true 2>&1); is "$?" 125 "a key that picks the circuit: 125"
 like "$err" "key 'name': cannot be set in a config file" "a key that picks the circuit: says why"
 echo '{"follow_symlinks": false}' > c.json
 err=$(cb -- true 2>&1); is "$?" 125 "a key a config may not set, even false: 125"
+# A key given twice: which one counts is not JSON's to say (RFC 8259),
+# so neither is taken, as a state file's is not.
+echo '{"timeout": "5s", "budget": "1m", "timeout": "0"}' > c.json
+err=$(cb -- true 2>&1); is "$?" 125 "a key given twice: 125"
+is "$err" "cbexec: c.json: key 'timeout' given twice" "a key given twice: one line naming it"
 echo '{"timeout": "5 minutes"}' > c.json
 err=$(cb -- true 2>&1); is "$?" 125 "bad value: 125"
 like "$err" "timeout" "bad value: names the key"

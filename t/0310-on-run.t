@@ -32,6 +32,21 @@ end|h|2|GREEN|CLOSED|failure|3|3||recoverable|runtime_error|TypeError: x is unde
 cb --name o --no-progress-threshold 1 --on-run "$HOOK" -- false 2>/dev/null
 is "$?" 120 "a run that opens the circuit: 120"
 like "$(sed -n 2p hook.out)" '^end\|o\|1\|\|OPEN\|failure\|1\|1\|' "the end hook: CBEXEC_CIRCUIT_STATE OPEN"
+# The end of the work: CBEXEC_COMPLETE says so, the exit status the run
+# stands for stays 0 (a ping's success) whatever --exit-codes makes of it.
+: > hook.out
+cb --name done --exit-codes complete=10 --on-run \
+    'echo "$CBEXEC_EVENT ${CBEXEC_COMPLETE-unset} ${CBEXEC_EXIT_STATUS-unset}" >> "$OUT"' \
+    -- printf -- '---CBEXEC_STATUS---\nSTATUS: COMPLETE\n---END_CBEXEC_STATUS---\n' >/dev/null 2>&1
+is "$?" 10 "a run that reports completion with --exit-codes complete=10: 10"
+cb --name done2 --on-run \
+    'echo "$CBEXEC_EVENT ${CBEXEC_COMPLETE-unset} ${CBEXEC_EXIT_STATUS-unset}" >> "$OUT"' \
+    -- printf -- '---CBEXEC_STATUS---\nSTATUS: IN_PROGRESS\n---END_CBEXEC_STATUS---\n' >/dev/null 2>&1
+is "$(cat hook.out)" "start unset unset
+end 1 0
+start unset unset
+end 0 0" "CBEXEC_COMPLETE: 1 at the end of a run that completed the work, else 0"
+
 # Refused: no run, no hook.
 : > hook.out
 cb --name o --on-run "$HOOK" -- true 2>/dev/null

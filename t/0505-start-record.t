@@ -111,6 +111,32 @@ else
 	    "125::1" "a read-only one: 125, not run, said"
 fi
 
+# ---- a command that erases (or empties) the lock file, then kills
+# cbexec: the watchdog, which outlives cbexec, writes the record again ----
+for how in rm empty; do
+	case $how in
+	rm) wipe="rm -f \"\$CBEXEC_STATE_DIR/w$how.json.lock\"" ;;
+	*) wipe=": >\"\$CBEXEC_STATE_DIR/w$how.json.lock\"" ;;
+	esac
+	i=0
+	while [ $i -lt 6 ]; do
+		i=$((i + 1))
+		"$CBEXEC" -q --no-prompt --name "w$how" -- \
+		    sh -c "echo run >>w$how.runs; $wipe; kill -9 \$PPID" \
+		    2>/dev/null; rc=$?
+	done
+	is "$rc:$(wc -l <"w$how.runs" | tr -d ' ')" "121:5" \
+	    "lock file wiped ($how) before kill -9, six times: STUCK (121), five runs"
+	is "$(jget "$ST/w$how.json" last_error.message)" \
+	    "cbexec was killed during run 5" "... each run counted as killed"
+done
+"$CBEXEC" -q --no-prompt --name wdelay -n 2 --delay 5s -- true & p=$!
+poll_until 20 test -s "$ST/wdelay.json"; kill -9 $p; wait $p 2>/dev/null
+sleep 0.2
+cb --name wdelay -- true
+is "$(jget "$ST/wdelay.json" iteration):$(jget "$ST/wdelay.json" consecutive_errors)" \
+    "2:0" "killed between runs (a --delay): no run is counted as killed"
+
 # ---- the success path: the durable save's two fsyncs, no more ----
 if [ -n "$UNDER_VALGRIND" ]; then
 	skip "strace under valgrind"

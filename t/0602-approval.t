@@ -108,6 +108,24 @@ like "$err" "the approval of $CFG was written while a run of cbexec \(pid [0-9]+
     "... and revokes it, saying so"
 is "$(records)" 0 "... it is gone"
 
+# --- the same, with the run's registration under allow/ removed or
+# touched (a later ctime) before the kill -9: the watchdog, which
+# outlives cbexec, writes it again with when the run began.
+for how in rm touch; do
+	case $how in
+	rm) wipe='rm -f "$CBEXEC_STATE_DIR"/allow/.run-*' ;;
+	*) wipe='sleep 0.1; touch "$CBEXEC_STATE_DIR"/allow/.run-*' ;;
+	esac
+	cb -q --name "k9$how" -- sh -c "\"\$1\"; $wipe; kill -9 \$PPID; sleep 1" \
+	    sh "$SCRATCH/forge" 2>/dev/null
+	rm -f "$SCRATCH/read"
+	err=$(cb -q --name "k9$how.b" -- false 2>&1)
+	ok "$([ ! -e "$SCRATCH/read" ]; echo $?)" \
+	    "registration ${how}ed, then cbexec killed: the forged approval is not read"
+	like "$err" "the approval of $CFG was written while a run of cbexec \(pid [0-9]+\) was going on: revoked" \
+	    "... and is revoked, said"
+done
+
 # --- written during another invocation's run: not read meanwhile.
 rm -f go
 cb -q --name long -- sh -c '"$1"; touch go; i=0; while [ -e go ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i + 1)); done' sh "$SCRATCH/forge" 2>/dev/null &

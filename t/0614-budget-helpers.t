@@ -52,8 +52,12 @@ like "$err" "git fingerprint failed: git status did not finish in time" "... say
 
 fresh inc && mkfifo inc/fifo.cfg && git -C inc config include.path "$SCRATCH/inc/fifo.cfg"
 t0=$(date +%s%N)
-cb -T 3 -C inc --name inc -- true >/dev/null 2>&1
+err=$(cb -T 3 -C inc --name inc -- touch "$SCRATCH/inc.ran" 2>&1); rc=$?
 within "$t0" $((3 + SLACK)) "an include.path target that is a FIFO, -T 3: ends with the budget"
+is "$rc" 124 "... exit 124, the budget spent"
+like "$err" "the --budget ran out before run 1 could start: git rev-parse did not finish in time" \
+    "... saying so, and that git was killed, never a silent 124"
+ok "$([ ! -e inc.ran ]; echo $?)" "... the command did not run"
 
 fresh xf && mkfifo xf.ignore && git -C xf config core.excludesFile "$SCRATCH/xf.ignore"
 t0=$(date +%s%N)

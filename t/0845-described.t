@@ -60,6 +60,13 @@ SCRIPT=$(script fail '{"type":"done","result":"I could not finish","is_error":tr
 is "$(verdict g2b) $(st g2b last_error.message)" \
     "recoverable unknown I could not finish" \
     "is_error true: the run failed, its result the message"
+# A result that fails and carries its error: the error says what failed
+# (the result is what the answer got to), and the rows type it.
+SCRIPT=$(script fail401 '{"type":"done","result":"partial answer","is_error":true,"error":{"message":"401 Incorrect API key provided","status":401}}') \
+    CODE=0 cb --name g2c -- grok >/dev/null 2>&1
+is "$? $(verdict g2c) $(st g2c last_error.message)" \
+    "122 fatal auth 401 Incorrect API key provided" \
+    "is_error true with an error in the same event: the error, typed"
 
 # The operator's own row.
 SCRIPT=$(script lim '{"type":"error","error":{"message":"grok quota exhausted"}}') \

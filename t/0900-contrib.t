@@ -107,14 +107,28 @@ ok "$(grep -q 'alert: CbexecNoProgress' "$C/prometheus-alerts.yml"; echo $?)" "p
 ok "$(sh -n "$C/agent-loop.sh"; echo $?)" "agent-loop.sh: sh -n"
 ok "$(test -x "$C/agent-loop.sh"; echo $?)" "agent-loop.sh is executable"
 if [ -x "$CBEXEC" ]; then
-	# Its decisions: 0 -> done, an OPEN circuit -> stop with 120.
-	CBEXEC=$CBEXEC "$C/agent-loop.sh" -n loop1 -- true 2>/dev/null
-	is "$?" 0 "agent-loop.sh: exit 0 -> done"
+	# Its decisions: a step that went well -> the next one; the step
+	# whose status block says the work is done -> done (0); an OPEN
+	# circuit -> stop with 120.  An agent exits 0 after every step.
+	cat >step.sh <<'SH'
+#!/bin/sh
+n=$(cat n 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" >n
+[ "$n" -ge 3 ] && s=COMPLETE || s=IN_PROGRESS
+printf -- '---CBEXEC_STATUS---\nSTATUS: %s\n---END_CBEXEC_STATUS---\n' "$s"
+SH
+	CBEXEC=$CBEXEC CBEXEC_OPTS="--no-prompt --progress exit" \
+	    "$C/agent-loop.sh" -n loop1 -m 10 -- sh ./step.sh >/dev/null 2>err
+	is "$?:$(cat n)" "0:3" "agent-loop.sh: steps that exit 0 go on; the one that reports completion ends it with 0"
+	like "$(cat err)" 'done after 3 runs' "agent-loop.sh: says it is done"
+	CBEXEC=$CBEXEC CBEXEC_OPTS="--no-prompt --progress exit" \
+	    "$C/agent-loop.sh" -n loop1b -m 2 -- true 2>/dev/null
+	is "$?" 0 "agent-loop.sh: successes that never complete stop at -m, with the last status"
 	CBEXEC=$CBEXEC RETRY_PAUSE=0 "$C/agent-loop.sh" -n loop2 -m 10 -- false 2>err
 	is "$?" 120 "agent-loop.sh: retries a failing step until the circuit opens"
 	like "$(cat err)" 'circuit OPEN' "agent-loop.sh: says the circuit is OPEN"
 else
 	skip "no cbexec binary"; skip "no cbexec binary"; skip "no cbexec binary"
+	skip "no cbexec binary"; skip "no cbexec binary"
 fi
 
 if command -v mandoc >/dev/null 2>&1; then

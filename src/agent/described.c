@@ -14,8 +14,8 @@
  *                        status); the run failed unless a later result
  *                        says otherwise
  *   result / is_error    an event with either is the client's result:
- *                        is_error set fails the run (result or error its
- *                        message), else the result text is the answer,
+ *                        is_error set fails the run (its error, else its
+ *                        result the message), else the result text is the answer,
  *                        where the status block is read; a result with
  *                        tool calls is a step, the last one without is
  *                        the final
@@ -260,10 +260,12 @@ event(struct agent_run *r)
 	text = event_text(r);
 	if (is_err == 1) {
 		/* a result that only says it failed keeps the error that
-		 * came before it */
-		if (*text != '\0' || err != NULL || !r->failed)
-			run_error(r, *text != '\0' ? text : err != NULL ?
-			    err : "is_error", sn_status(r, D_STATUS));
+		 * came before it; one that carries its error keeps that (set
+		 * above, typed by the rows): the text is what the answer got
+		 * to, the error what failed */
+		if (err == NULL && (*text != '\0' || !r->failed))
+			run_error(r, *text != '\0' ? text : "is_error",
+			    sn_status(r, D_STATUS));
 	}
 	else if (err == NULL) {
 		/* the client's own words in its result: its rows say */

@@ -731,6 +731,15 @@ config_parse(struct options *o, const char *path, const char *text,
 		goto out;
 	}
 	cJSON_ArrayForEach(item, root) {
+		const cJSON *prev;
+
+		/* Which of two counts is not JSON's to say (RFC 8259). */
+		for (prev = root->child; prev != item; prev = prev->next)
+			if (strcmp(prev->string, item->string) == 0) {
+				errf(err, len, "%s: key '%s' given twice",
+				    path, item->string);
+				goto out;
+			}
 		if (strcmp(item->string, "phases") == 0) {
 			if (load_phases(o, item, path, err, len) == -1)
 				goto out;

@@ -33,6 +33,9 @@
  *     stderr and in the log -- a record written by hand included;
  *   - a registration left by a cbexec that was killed is found by the next
  *     that reads approvals: what was written since it began is revoked.
+ *     It holds when the run began; the watchdog (run/watchdog.c) writes
+ *     it again when cbexec dies, so one the command removed or touched
+ *     (a later ctime) before killing cbexec still tells.
  *
  * The user's config is trusted as ssh trusts its files (StrictModes):
  * the file and its directory must be the user's (or root's) and not
@@ -257,6 +260,36 @@ proc_info(pid_t pid, pid_t *ppid, char *comm, size_t commlen)
 	return start;
 }
 
+/* When the run of the registration at dfd/name with status st began: the
+ * time it holds (written again by the watchdog when cbexec died), when
+ * that is earlier than its ctime, else its ctime. */
+static struct timespec
+reg_since(int dfd, const char *name, const struct stat *st)
+{
+	struct timespec t = st->st_ctim;
+	char buf[64];
+	long long sec;
+	long nsec;
+	ssize_t n;
+	int fd;
+
+	if ((fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
+		return t;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return t;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lld.%ld", &sec, &nsec) == 2 && sec > 0 &&
+	    nsec >= 0 && nsec < 1000000000L && (sec < t.tv_sec ||
+	    (sec == t.tv_sec && nsec < t.tv_nsec))) {
+		t.tv_sec = (time_t)sec;
+		t.tv_nsec = nsec;
+	}
+	return t;
+}
+
 /* A registration's pid, and whether its run still goes on. */
 static int
 reg_parse(const char *name, pid_t *pid, int *alive)
@@ -412,7 +445,10 @@ runs_going_on(const char *dir, struct timespec *since, pid_t *pid)
 		    AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
 		if (!alive) {
-			revoke_since(dir, &st.st_ctim, p, NULL, NULL);
+			struct timespec t = reg_since(dirfd(d), e->d_name,
+			    &st);
+
+			revoke_since(dir, &t, p, NULL, NULL);
 			unlinkat(dirfd(d), e->d_name, 0);
 		} else if (p != getpid() && (*pid == 0 ||
 		    ts_before(&st.st_ctim, since))) {
@@ -496,6 +532,17 @@ allow_guard_begin(void)
 	/* Its ctime and the records' come from the same clock. */
 	if (fstat(fd, &st) == 0)
 		guard.since = st.st_ctim;
+	/* When it began, in it and with the watchdog: should cbexec be
+	 * killed, a registration removed or touched is written again. */
+	{
+		char t[64];
+		int n = snprintf(t, sizeof(t), "%lld.%09ld\n",
+		    (long long)guard.since.tv_sec, guard.since.tv_nsec);
+
+		if (n > 0 && (size_t)n < sizeof(t) &&
+		    file_write_all(fd, t, (size_t)n) == (ssize_t)n)
+			watch_will(WATCH_WILL_REG, guard.reg, t, (size_t)n);
+	}
 	close(fd);
 	/* allow/ changed in this very tick, just before (an approval made
 	 * right before this run): those records share the registration's
@@ -509,6 +556,7 @@ allow_guard_end(struct reporter *r)
 {
 	if (!guard.on)
 		return;
+	watch_will(WATCH_WILL_REG, NULL, NULL, 0);
 	if (guard.dir != NULL)
 		revoke_since(guard.dir, &guard.since, getpid(), &guard.keep,
 		    r);

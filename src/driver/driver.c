@@ -1053,7 +1053,19 @@ driver_run(struct options *o, const struct circuit *c)
 		if (v.deadline > 0 && mono_now() >= v.deadline) {
 			/* Before any run (a long --wait-lock) nothing ran
 			 * and the state is left as it was. */
-			ret = runs > 0 ? budget_spent(&v) : CB_EXIT_TIMEOUT;
+			if (runs == 0) {
+				/* Said, never a silent 124: what took the
+				 * time (git hung on a FIFO, a lock wait). */
+				const char *why = progress_git_error();
+
+				fprintf(stderr, "cbexec: circuit %s: the "
+				    "--budget ran out before run %ld could "
+				    "start%s%s; nothing ran\n", v.c->label,
+				    v.s.iteration + 1, why != NULL ? ": " : "",
+				    why != NULL ? why : "");
+				ret = CB_EXIT_TIMEOUT;
+			} else
+				ret = budget_spent(&v);
 			break;
 		}
 		if ((ret = admit(&v)) == ADMIT_WAIT) {

@@ -455,6 +455,15 @@ run_once(struct inv *v, struct run_done *d)
 		goto out;
 	}
 	begun = 1;
+	/* A copy of the record with the watchdog: a command that erases
+	 * the lock file and kills cbexec is counted all the same. */
+	{
+		const char *wp, *wb;
+		size_t wn;
+
+		if (store_record_file(v->st, &wp, &wb, &wn))
+			watch_will(WATCH_WILL_RECORD, wp, wb, wn);
+	}
 	if ((cfg.keepalive_every = store_keepalive_every(v->st)) > 0) {
 		cfg.keepalive = inv_keepalive_async;
 		cfg.keepalive_arg = v;
@@ -557,8 +566,10 @@ oom:
 	fprintf(stderr, "cbexec: out of memory\n");
 out:
 	/* Put on record, and nothing ran after all. */
-	if (begun)
+	if (begun) {
+		watch_will(WATCH_WILL_RECORD, NULL, NULL, 0);
 		store_unbegin(v->st);
+	}
 	status_free(&res.status);
 	agent_run_free(ar);
 	status_scanner_free(sc);

@@ -463,8 +463,13 @@ progress_in_git(void)
 	}
 	/* Outside a work tree (inside .git, a bare repository) the top
 	 * cannot be shown: git says so and exits 128. */
+	git_fail(NULL);
 	rc = git_run(args, e.v, mono_now() + GIT_TIMEOUT, capture_sink, &c);
 	env_free(&e);
+	/* Killed (a FIFO an include.path names, the budget spent): a work
+	 * tree whose probe fails, and progress_git_error() says why. */
+	if (rc == -1 && git_why[0] != '\0')
+		return 1;
 	if (rc != 0)
 		return 0;
 	/* The snapshots need the top: asked here, it costs no git more. */

@@ -48,13 +48,14 @@ static const char *const hook_vars[] = {
 enum { RV_EVENT, RV_NAME, RV_STATE_FILE, RV_ITERATION, RV_PHASE,
 	RV_CIRCUIT_STATE, RV_RESULT, RV_EXIT_STATUS, RV_EXIT_CODE, RV_SIGNAL,
 	RV_CLASS, RV_TYPE, RV_MESSAGE, RV_DURATION, RV_PROGRESS, RV_COST_USD,
-	RV_TOKENS, N_RUN_VARS };
+	RV_TOKENS, RV_COMPLETE, N_RUN_VARS };
 static const char *const run_vars[N_RUN_VARS] = {
 	"CBEXEC_EVENT", "CBEXEC_NAME", "CBEXEC_STATE_FILE", "CBEXEC_ITERATION",
 	"CBEXEC_PHASE", "CBEXEC_CIRCUIT_STATE", "CBEXEC_RESULT",
 	"CBEXEC_EXIT_STATUS", "CBEXEC_EXIT_CODE", "CBEXEC_SIGNAL",
 	"CBEXEC_CLASS", "CBEXEC_TYPE", "CBEXEC_MESSAGE", "CBEXEC_DURATION",
 	"CBEXEC_PROGRESS", "CBEXEC_COST_USD", "CBEXEC_TOKENS",
+	"CBEXEC_COMPLETE",
 };
 
 /* Whether the environment entry kv sets one of the n names. */
@@ -293,6 +294,7 @@ report_run_hook(struct reporter *r, const struct run_hook_event *e)
 		    rr->duration : 0);
 		val[RV_DURATION] = dur;
 		val[RV_PROGRESS] = rr->progress ? "1" : "0";
+		val[RV_COMPLETE] = rr->complete ? "1" : "0";
 		cost[0] = tok[0] = '\0';
 		if (rr->usage != NULL && rr->usage->cost_usd >= 0)
 			snprintf(cost, sizeof(cost), "%g", rr->usage->cost_usd);

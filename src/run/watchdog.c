@@ -63,9 +63,15 @@
  * so that cbexec, once continued, records the run as the timeout it was.
  * Its system calls are made without the C library (wd_sys): a call that
  * fails must not write errno, which is cbexec's while cbexec runs.
+ * And it keeps copies of what says a run was going on (watch_will): the
+ * run's start record and its registration under allow/ (allow.c).  When
+ * cbexec dies with a run going on, the watchdog writes them again where
+ * they were, so that a command that erased or touched them before killing
+ * cbexec has its run counted and what it approved revoked all the same.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -78,6 +84,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "run.h"
 #include "spawn.h"
 
 #define STACK_SIZE (16 * 1024)
@@ -106,6 +113,13 @@ static struct wpage {
 	struct wslot s[WATCH_SLOTS];
 	unsigned gen;		/* moved by cbexec after each change */
 	long long sleep_until;	/* the watchdog's next look; 0: none */
+	/* watch_will(): blocks to write at the start of files when
+	 * cbexec is gone (len 0: none) */
+	struct {
+		long len;
+		char path[PATH_MAX];
+		char buf[WATCH_WILL_MAX];
+	} will[WATCH_WILLS];
 } *page;
 
 struct wd_arg {
@@ -375,6 +389,18 @@ watchdog(void *p)
 	for (i = 0; i < WATCH_SLOTS; i++)
 		if (LD(page->s[i].pgid) > 0)
 			wd_sys(SYS_kill, -LD(page->s[i].pgid), SIGKILL, 0, 0, 0);
+	/* cbexec died with a run on record: the record is written again
+	 * where it was, in case the command erased it first. */
+	for (i = 0; i < WATCH_WILLS; i++) {
+		long fd;
+
+		if ((n = LD(page->will[i].len)) <= 0 || (fd = wd_sys(SYS_openat,
+		    AT_FDCWD, (long)page->will[i].path, O_WRONLY | O_CREAT |
+		    O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600, 0)) < 0)
+			continue;
+		wd_sys(SYS_pwrite64, fd, (long)page->will[i].buf, n, 0, 0);
+		wd_sys(SYS_close, fd, 0, 0, 0, 0);
+	}
 	wd_sys(SYS_exit, 0, 0, 0, 0, 0);
 	return 0;
 }
@@ -404,6 +430,34 @@ watch_reap(void)
 	watch_waitable = 0;
 }
 
+static int
+page_map(void)
+{
+	if (page == NULL) {
+		page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (page == MAP_FAILED) {
+			page = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+watch_will(int i, const char *path, const char *buf, size_t n)
+{
+	if (i < 0 || i >= WATCH_WILLS || page_map() == -1)
+		return;
+	ST(page->will[i].len, 0);
+	if (path == NULL || n == 0 || n > sizeof(page->will[i].buf) ||
+	    strlen(path) >= sizeof(page->will[i].path))
+		return;
+	memcpy(page->will[i].path, path, strlen(path) + 1);
+	memcpy(page->will[i].buf, buf, n);
+	ST(page->will[i].len, (long)n);
+}
+
 int
 watch_start(void)
 {
@@ -416,14 +470,8 @@ watch_start(void)
 	if (watch_fd != -1)
 		return 0;
 	watch_reap();
-	if (page == NULL) {
-		page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (page == MAP_FAILED) {
-			page = NULL;
-			return -1;
-		}
-	}
+	if (page_map() == -1)
+		return -1;
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
 	/* A wake-up never blocks cbexec, even with the watchdog stopped
@@ -469,6 +517,9 @@ watch_release(void)
 	for (i = 0; i < WATCH_SLOTS; i++)
 		if (LD(page->s[i].pgid) > 0)
 			return;
+	/* cbexec saves from here on itself. */
+	for (i = 0; i < WATCH_WILLS; i++)
+		ST(page->will[i].len, 0);
 	/* EOF with no group to kill: it exits. */
 	close(watch_fd);
 	watch_fd = -1;

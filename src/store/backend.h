@@ -44,6 +44,11 @@ struct store {
 	const char *password;	/* store_cfg's */
 	const char *ca, *cert, *key;	/* store_cfg's */
 	int replicas;
+	/* the file store: the start record written, its file (rec_len 0:
+	 * none) */
+	size_t rec_len;
+	char rec_path[4096];
+	char rec_buf[512];	/* STORE_RUN_TEXT_MAX + 1 */
 	union {			/* the backend's own */
 		struct store_redis *r;
 		void *priv;

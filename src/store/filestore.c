@@ -41,6 +41,8 @@
 
 /* The start record's block in the lock file: its line, spaces, '\n'. */
 #define RECORD_SIZE (STORE_RUN_TEXT_MAX + 1)
+_Static_assert(RECORD_SIZE == sizeof(((struct store *)0)->rec_buf),
+    "the start record's block and its copy");
 /* How long a lock held by what a killed cbexec left is waited for. */
 #define STRAGGLER_WAIT 2.0
 
@@ -197,12 +199,23 @@ fs_begin(struct store *st, const struct store_run *run, char *err,
 		    "%s", st->path, run->run, strerror(errno));
 		return -1;
 	}
+	/* Its file and block, for a copy the watchdog keeps. */
+	st->rec_len = 0;
+	if (state_lock_path(st->path, st->follow, st->rec_path,
+	    sizeof(st->rec_path), err, errlen) == 0) {
+		memset(st->rec_buf, ' ', sizeof(st->rec_buf));
+		memcpy(st->rec_buf, text, strlen(text));
+		st->rec_buf[sizeof(st->rec_buf) - 1] = '\n';
+		st->rec_len = sizeof(st->rec_buf);
+	}
+	err[0] = '\0';
 	return 0;
 }
 
 static void
 fs_unbegin(struct store *st)
 {
+	st->rec_len = 0;
 	if (st->lock_fd != -1)
 		(void)write_record(st, NULL);
 }
@@ -222,6 +235,7 @@ fs_save(struct store *st, const struct cb_state *s, char *err,
 	 * file removed by hand starts at generation 0 again). */
 	if (st->begun)
 		(void)write_record(st, NULL);
+	st->rec_len = 0;
 	return 0;
 }
 

@@ -284,6 +284,18 @@ store_begin(struct store *st, long n, char *err, size_t errlen)
 	return rc;
 }
 
+int
+store_record_file(const struct store *st, const char **path,
+    const char **buf, size_t *n)
+{
+	if (st == NULL || st->begun == 0 || st->rec_len == 0)
+		return 0;
+	*path = st->rec_path;
+	*buf = st->rec_buf;
+	*n = st->rec_len;
+	return 1;
+}
+
 void
 store_unbegin(struct store *st)
 {
