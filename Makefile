@@ -19,7 +19,7 @@ PKG_CONFIG ?= pkg-config
 # what cbexec needs is added after them.
 CFLAGS ?= -g -O2
 override CPPFLAGS += -D_GNU_SOURCE -Iinclude \
-	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto libssl hiredis \
+	$(shell $(PKG_CONFIG) --cflags libcjson libcrypto libssl hiredis libcurl \
 	2>/dev/null)
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter -pthread
@@ -29,7 +29,8 @@ override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 # libcrypto is not linked: src/core/digest.c loads it by its soname on
 # the first SHA-256 and names it in an ELF .note.dlopen for packagers
 # (README.md, "Packaging"); src/store/tls.c loads libssl the same way for
-# a rediss:// store only.  Their headers come from pkg-config above.
+# a rediss:// store only, src/store/http.c libcurl for an etcd store only.
+# Their headers come from pkg-config above.
 LIBEV ?= $(or $(wildcard $(shell $(CC) -print-file-name=libev.a \
 	2>/dev/null)),-lev)
 # hiredis too (libhiredis-dev has libhiredis.a): only --store uses it,

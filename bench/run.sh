@@ -8,7 +8,7 @@
 #   sh bench/run.sh                      everything (about 2.5-4 minutes)
 #   BENCH_ONLY="single kill" sh bench/run.sh   some of: single loop kill
 #                                        pipe agent spend status files
-#                                        probe store
+#                                        probe store etcd
 #   CBEXEC=/path/to/cbexec sh bench/run.sh     another binary
 #   BENCH_ONLY=ab CBEXEC_B=/path/to/other/cbexec sh bench/run.sh
 #                                        this binary against another,
@@ -21,7 +21,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$BENCH/.." && pwd)
 CBEXEC=${CBEXEC:-$TOP/cbexec}
 CC=${CC:-cc}
-ONLY=${BENCH_ONLY:-single loop kill pipe agent spend status files probe store}
+ONLY=${BENCH_ONLY:-single loop kill pipe agent spend status files probe store etcd}
 GIB=1073741824
 
 say() { printf '%s\n' "$*"; }
@@ -778,6 +778,75 @@ if want store; then
 		note "runs recorded: store $(redis-cli -s "$RS" GET cbexec:circuit:sc | sed -n 's/^  \"iteration\": \([0-9]*\),/\1/p'), file $(sed -n 's/^  \"iteration\": \([0-9]*\),/\1/p' "$CBEXEC_STATE_DIR/sfc.json") (20 per repetition, warm-up included)"
 		kill "$RPID" 2>/dev/null
 		wait "$RPID" 2>/dev/null
+	fi
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# 9. The etcd store (--store etcd://) on a one-member etcd of its own on
+#    loopback (its data in the scratch directory, fsync as etcd does): one
+#    invocation and a loop of 200 runs, against bench/etcdfloor.bin, the
+#    same HTTP calls by libcurl on one kept-alive connection and nothing
+#    else.
+if want etcd; then
+	if ! command -v etcd >/dev/null 2>&1; then
+		skip "etcd: no etcd (Debian package etcd-server)"
+	elif ! "$CC" -O2 -Wall -o "$BENCH/etcdfloor.bin" \
+	    "$BENCH/etcdfloor.c" $(pkg-config --cflags --libs libcurl libcrypto \
+	    2>/dev/null || echo -lcurl -lcrypto); then
+		skip "etcd: cannot build bench/etcdfloor.bin"
+	else
+		set -- $(perl -MIO::Socket::INET -e 'my @s = map {
+		    IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1",
+		    LocalPort => 0) or die } 1 .. 2;
+		    print join(" ", map { $_->sockport } @s), "\n"')
+		EP=127.0.0.1:$1
+		etcd --name b --data-dir "$SCRATCH/etcd" \
+		    --listen-client-urls "http://$EP" \
+		    --advertise-client-urls "http://$EP" \
+		    --listen-peer-urls "http://127.0.0.1:$2" \
+		    --initial-advertise-peer-urls "http://127.0.0.1:$2" \
+		    --initial-cluster "b=http://127.0.0.1:$2" \
+		    --logger zap --log-outputs stderr --log-level error \
+		    2>"$SCRATCH/etcd.log" &
+		EPID=$!
+		i=0
+		while [ $i -lt 300 ] && ! ETCDCTL_API=3 etcdctl --endpoints "$EP" \
+		    put bench-up 1 >/dev/null 2>&1; do
+			sleep 0.05; i=$((i + 1))
+		done
+		ET="--store etcd://$EP"
+		say "== etcd, single invocation: cbexec --store etcd://HOST:PORT --name e -- /bin/true  vs  bench/etcdfloor.bin 1 (41 reps)"
+		"$CBEXEC" -q $ET --name e --progress exit -- /bin/true
+		size=$(ETCDCTL_API=3 etcdctl --endpoints "$EP" get cbexec:circuit:e \
+		    --print-value-only | wc -c)
+		O=$SCRATCH/et1f
+		"$AB" -n 41 -w 3 -o "$O" -- "$CBEXEC" -q $ET --name e \
+			--progress exit -- /bin/true ::: "$BENCH/etcdfloor.bin" \
+			"$EP" 1 "$size" e -- /bin/true
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		row "etcd: single invocation vs etcd floor (median wall)" \
+		    "$(calc %.2fms "$a / 1e6")" "$(calc %.2fms "$b / 1e6")" \
+		    "$(calc %.2fx "$a / $b")" "-" "-"
+		note "CPU: cbexec $(calc %.2fms "$(med "$O" A 7) / 1e6"), floor $(calc %.2fms "$(med "$O" B 7) / 1e6"); peak RSS cbexec $(med "$O" A 3) KiB, floor $(med "$O" B 3) KiB; state $size bytes; exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+
+		say "== etcd, loop: cbexec --store etcd://... -n 200 --loop -- /bin/true  vs  bench/etcdfloor.bin 200 (3 reps)"
+		LOOP="-q -n 200 --loop --progress exit $NEVER"
+		"$CBEXEC" $ET --name el $LOOP -- /bin/true
+		size=$(ETCDCTL_API=3 etcdctl --endpoints "$EP" get cbexec:circuit:el \
+		    --print-value-only | wc -c)
+		O=$SCRATCH/etlf
+		"$AB" -n 3 -w 0 -T 120 -o "$O" -- "$CBEXEC" $ET --name el $LOOP \
+			-- /bin/true ::: "$BENCH/etcdfloor.bin" "$EP" 200 \
+			"$size" el -- /bin/true
+		a=$(med "$O" A 2) b=$(med "$O" B 2)
+		row "etcd: loop of 200 vs etcd floor (median wall/run)" \
+		    "$(calc %.0fus "$a / 1e3 / 200")" \
+		    "$(calc %.0fus "$b / 1e3 / 200")" "$(calc %.2fx "$a / $b")" \
+		    "-" "-"
+		note "CPU per run: cbexec $(calc %.0fus "$(med "$O" A 7) / 1e3 / 200"), floor $(calc %.0fus "$(med "$O" B 7) / 1e3 / 200"); state $size bytes; exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+		kill "$EPID" 2>/dev/null
+		wait "$EPID" 2>/dev/null
 	fi
 	took
 fi

@@ -8,14 +8,15 @@
 #
 # Debian package names; apt-get as root, sudo apt-get otherwise.  Does
 # nothing when pkg-config, the libraries, libev's header and prove are
-# found.  Six test tools are optional, installed when that needs no
+# found.  Eight test tools are optional, installed when that needs no
 # password, else the tests that use them are skipped and this says so:
 # bats (the tests of contrib/circuit_breaker.sh), promtool (Debian's
 # prometheus package: the metrics lint), redis-server (the tests of the
-# shared store, --store), openssl (the throw-away CA of the rediss://
-# tests), crontab (Debian's cron package: the documented crontab entries
-# installed as written) and chronic (moreutils: the crontab.example step
-# run as cron would).
+# shared store, --store), openssl (the throw-away CA of the rediss:// and
+# etcds:// tests), etcd and etcdctl (etcd-server, etcd-client: the etcd
+# store's tests), crontab (Debian's cron package: the documented crontab
+# entries installed as written) and chronic (moreutils: the
+# crontab.example step run as cron would).
 set -u
 CC=${CC:-cc}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
@@ -29,6 +30,8 @@ missing() {
 		echo "OpenSSL's libcrypto and libssl (libssl-dev)"
 	$PKG_CONFIG --exists hiredis 2>/dev/null ||
 		echo "hiredis (libhiredis-dev)"
+	$PKG_CONFIG --exists libcurl 2>/dev/null ||
+		echo "libcurl (libcurl4-openssl-dev)"
 	printf '#include <ev.h>\n' | $CC -E -x c - >/dev/null 2>&1 ||
 		echo "libev (libev-dev)"
 }
@@ -69,7 +72,8 @@ optional() {
 }
 
 if [ -n "$(missing)" ] || ! command -v prove >/dev/null 2>&1; then
-	pkgs="libev-dev libcjson-dev libssl-dev libhiredis-dev pkg-config perl"
+	pkgs="libev-dev libcjson-dev libssl-dev libhiredis-dev"
+	pkgs="$pkgs libcurl4-openssl-dev pkg-config perl"
 	if [ "$(id -u)" -eq 0 ]; then
 		sudo=
 	elif command -v sudo >/dev/null 2>&1; then
@@ -92,6 +96,8 @@ optional bats bats "the BATS tests of contrib/circuit_breaker.sh"
 optional promtool prometheus "the promtool checks of the metrics and alerts"
 optional redis-server redis-server "the tests of the shared store (t/09*)"
 optional openssl openssl "the rediss:// (TLS) tests of the shared store (t/0996-store-tls.t)"
+optional etcd etcd-server "the tests of the etcd store (t/096[5-8]*, t/0999*)"
+optional etcdctl etcd-client "the tests of the etcd store (t/096[5-8]*, t/0999*)"
 optional crontab cron "the crontab check of the documented entries (t/0915-recipes.t)"
 optional chronic moreutils "the run of the crontab.example step (t/0915-recipes.t)"
 exit 0

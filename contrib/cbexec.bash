@@ -223,7 +223,7 @@ _cbexec_value()	# _cbexec_value OPT CUR
 		mapfile -t COMPREPLY < <(compgen -W "local none" -- "$cur")
 		;;
 	--store)
-		mapfile -t COMPREPLY < <(compgen -W "redis:// rediss:// unix://" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "redis:// rediss:// unix:// etcd:// etcds://" -- "$cur")
 		compopt -o nospace 2>/dev/null
 		;;
 	--state|-c|--config|--log|--metrics|--stderr-file|--stdout-file|\

@@ -106,7 +106,7 @@ struct options {
 	char *store_password;		/* --store-password-file's or
 					 * CBEXEC_STORE_PASSWORD; NULL: the
 					 * URL's */
-	char *store_ca, *store_cert, *store_key;	/* rediss:// */
+	char *store_ca, *store_cert, *store_key;	/* rediss://, etcds:// */
 	int store_replicas;		/* --store-replicas: WAIT for N */
 	/* origin of each option, by option id (see cli.c) */
 	unsigned char origin[128];

@@ -70,7 +70,7 @@ struct store_cfg {
 	 * sup_poll()); NULL: poll(2) itself. */
 	int (*poll)(struct pollfd *fds, int n, int ms);
 	const char *ca, *cert, *key;	/* --store-ca, --store-cert,
-					 * --store-key (rediss://) */
+					 * --store-key (rediss://, etcds://) */
 	int replicas;		/* --store-replicas: WAIT for them */
 };
 

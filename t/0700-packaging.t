@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 # What a packager relies on: CPPFLAGS and LDFLAGS reach every compile and
 # link, libcrypto is named in an ELF dlopen note and loaded on the first
-# SHA-256 (a clear message without it), libssl too for rediss:// only, a plain make names the missing
+# SHA-256 (a clear message without it), libssl too for rediss:// only, libcurl for an etcd store only, a plain make names the missing
 # libraries before it compiles anything, the test runner keeps cbexec's
 # stderr out of prove's report unless a test fails, the man page formats
 # without groff warnings, and the systemd example names no install prefix.
@@ -27,8 +27,8 @@ like "$(printf '%s\n' "$compiles" | head -1)" '-D_GNU_SOURCE' \
 
 # What a packager sees instead of a NEEDED entry: the ELF dlopen notes
 # (https://systemd.io/ELF_DLOPEN_METADATA/), naming the soname of the
-# libcrypto built against as required, and libssl's (rediss:// only) as
-# recommended.
+# libcrypto built against as required, and libssl's (rediss:// only) and
+# libcurl's (etcd:// only) as recommended.
 if command -v readelf >/dev/null 2>&1; then
 	ok "$(readelf -d "$TOP/cbexec" | grep -q 'NEEDED.*libcrypto'; [ $? -ne 0 ]; echo $?)" \
 		"libcrypto is not among the binary's NEEDED entries"
@@ -39,16 +39,20 @@ if command -v readelf >/dev/null 2>&1; then
 	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 	wantssl=$(readelf -d "$(${CC:-cc} -print-file-name=libssl.so)" 2>/dev/null |
 	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+	wantcurl=$(readelf -d "$(${CC:-cc} -print-file-name=libcurl.so)" 2>/dev/null |
+	    sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 	got=$(printf '%s\n' "$note" | perl -MJSON::PP -e '
 		my @all;
 		while (<STDIN>) {
 			push @all, map { "$_->{priority}:" . join(",", @{$_->{soname}}) } @{decode_json($_)};
 		}
 		print join(" ", sort @all)' 2>&1)
-	is "$got" "recommended:$wantssl required:$want" \
-	    "... naming libcrypto's soname ($want), required, and libssl's ($wantssl), recommended"
+	is "$got" "recommended:${wantcurl:-libcurl.so.4} recommended:$wantssl required:$want" \
+	    "... naming libcrypto's soname ($want), required, libssl's ($wantssl) and libcurl's (${wantcurl:-?}), recommended"
+	ok "$(readelf -d "$TOP/cbexec" | grep -q 'NEEDED.*libcurl'; [ $? -ne 0 ]; echo $?)" \
+		"libcurl is not among the binary's NEEDED entries"
 else
-	skip "no readelf"; skip "no readelf"; skip "no readelf"
+	skip "no readelf"; skip "no readelf"; skip "no readelf"; skip "no readelf"
 fi
 like "$(cat "$TOP/README.md")" 'dh_dlopenlibdeps' "README says how a package depends on it"
 
@@ -92,6 +96,26 @@ if [ -n "$ssl" ]; then
 		"... naming the library, before any connection"
 else
 	skip "no libssl soname"; skip "no libssl soname"; skip "no libssl soname"
+fi
+
+# The same for libcurl, which only an etcd store loads: a plain run and a
+# Redis or file store never need it; --store etcd:// says which library.
+curlso=$(readelf -p .note.dlopen "$TOP/cbexec" 2>/dev/null | grep '"feature":"etcd"' |
+    sed -n 's/.*"soname":\["\([^"]*\)".*/\1/p')
+if [ -n "$curlso" ]; then
+	gone=$(printf '%s' "$curlso" | sed 's/libcurl/libcurX/')
+	perl -0777 -pe "s/\Q$curlso\E/$gone/g" "$TOP/cbexec" > nocurl
+	chmod +x nocurl
+	./nocurl -q --name nc -- false 2>/dev/null
+	is "$?" 1 "libcurl missing: a run of a named circuit works"
+	err=$(./nocurl --store etcd://127.0.0.1:9 --name nc -- touch ran-nc 2>&1)
+	rc=$?
+	is "$rc:$([ -e ran-nc ] && echo ran)" "125:" "... an etcd store cannot: 125, not run"
+	like "$err" "^cbexec: cannot load libcurl \($gone\) for the etcd store: $gone: cannot open shared object file" \
+		"... naming the library"
+else
+	skip "no libcurl soname"; skip "no libcurl soname"
+	skip "no libcurl soname"
 fi
 
 # A plain make on a machine without the libraries: one message naming

@@ -297,7 +297,9 @@ static const struct opt opts[] = {
 	{ "store", required_argument, 0, O_STORE, CAT_STORE, " URL",
 	    "keep the circuit in a shared Redis:\n"
 	    "redis://[user[:password]@]host[:port][/db],\n"
-	    "rediss://... (TLS) or unix:///path.sock[?db=N];\n"
+	    "rediss://... (TLS) or unix:///path.sock[?db=N]; or\n"
+	    "etcd: etcd://[user@]host[:port][,host...] or\n"
+	    "etcds://... (TLS);\n"
 	    "the lock is a lease, every write fenced (a holder\n"
 	    "that lost its lease is refused: 125); a replica\n"
 	    "is refused (125); the store's clock decides;\n"
@@ -317,14 +319,16 @@ static const struct opt opts[] = {
 	    "regular file, yours, mode 0600 or stricter; a FIFO\n"
 	    "is 125 at once); or CBEXEC_STORE_PASSWORD" },
 	{ "store-ca", required_argument, 0, O_STORE_CA, CAT_STORE, " F",
-	    "rediss://: trust the CA certificates in F (PEM),\n"
-	    "not the system's; the host name is verified" },
+	    "rediss://, etcds://: trust the CA certificates in\n"
+	    "F (PEM), not the system's; the host name is\n"
+	    "verified" },
 	{ "store-cert", required_argument, 0, O_STORE_CERT, CAT_STORE, " F",
-	    "rediss://: this client's certificate (PEM), its\n"
-	    "key in F too unless --store-key" },
+	    "rediss://, etcds://: this client's certificate\n"
+	    "(PEM), its key in F too unless --store-key" },
 	{ "store-key", required_argument, 0, O_STORE_KEY, CAT_STORE, " F",
-	    "rediss://: the client certificate's key (yours,\n"
-	    "mode 0600; or root's, not readable by others)" },
+	    "rediss://, etcds://: the client certificate's key\n"
+	    "(yours, mode 0600; or root's, not readable by\n"
+	    "others)" },
 	{ "store-replicas", required_argument, 0, O_STORE_REPLICAS, CAT_STORE,
 	    " N", "every lease and save waits for N replicas (WAIT)\n"
 	    "within --store-timeout; not confirmed: 125, a save\n"

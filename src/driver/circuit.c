@@ -255,6 +255,9 @@ circuit_store_cfg(const struct options *o, struct store_cfg *cfg,
 	cfg->lease = o->store_lease;
 	cfg->timeout = o->store_timeout;
 	cfg->password = o->store_password;
+	cfg->ca = o->store_ca;
+	cfg->cert = o->store_cert;
+	cfg->key = o->store_key;
 	cfg->follow = o->follow_symlinks;
 	cfg->ca = o->store_ca;
 	cfg->cert = o->store_cert;

@@ -118,6 +118,7 @@ struct store_backend {
 /* The backends (store.c's table names them by scheme). */
 extern const struct store_backend store_file;	/* filestore.c */
 extern const struct store_backend store_redis;	/* redis.c */
+extern const struct store_backend store_etcd;	/* etcd.c */
 
 /* A wait for a shared store: the poll of store_cfg (the operator
  * signals end it: -2), else poll(2). */

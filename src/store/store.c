@@ -37,6 +37,8 @@ static const struct {
 	{ "redis", &store_redis },
 	{ "rediss", &store_redis },
 	{ "unix", &store_redis },
+	{ "etcd", &store_etcd },
+	{ "etcds", &store_etcd },
 };
 
 #define NSCHEMES (sizeof(schemes) / sizeof(schemes[0]))

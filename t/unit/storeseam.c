@@ -28,7 +28,11 @@ main(void)
 	is_int(store_url_check("ftp://u:pw@h", label, sizeof(label), err,
 	    sizeof(err)), -1, "ftp:// is none");
 	is_str(err, "invalid --store URL: the scheme is one of redis://, "
-	    "rediss:// or unix://", "the message lists the schemes of the table");
+	    "rediss://, unix://, etcd:// or etcds://", "the message lists the "
+	    "schemes of the table");
+	is_int(store_url_check("etcd://h1,h2", label, sizeof(label), err,
+	    sizeof(err)), 0, "etcd:// is a backend's");
+	is_str(label, "etcd://h1:2379,h2:2379", "... its label");
 	is_int(store_url_check("redis", label, sizeof(label), err,
 	    sizeof(err)), -1, "no scheme at all");
 
