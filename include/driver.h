@@ -3,31 +3,13 @@
  * One invocation: the circuit's lock and state, the runs, the breaker, and
  * the exit status (SPEC §2-§5).  Also the operator commands.  cbexec.c is
  * the only place that turns an exit status into a process exit; everything
- * below it returns one of these.
+ * below it returns one of enum cb_exit (core.h's table of them).
  */
 #ifndef CBEXEC_DRIVER_H
 #define CBEXEC_DRIVER_H
 
 #include "cli.h"
 #include "core.h"
-
-/* cbexec's exit statuses (SPEC §2). */
-enum cb_exit {
-	CB_EXIT_OK = 0,
-	CB_EXIT_OPEN = 120,
-	CB_EXIT_STUCK = 121,
-	CB_EXIT_ABORT = 122,
-	CB_EXIT_BUSY = 123,
-	CB_EXIT_TIMEOUT = 124,
-	CB_EXIT_ERROR = 125,
-	CB_EXIT_NOEXEC = 126,
-	CB_EXIT_NOTFOUND = 127,
-	CB_EXIT_SIGNAL = 128,		/* plus the signal number */
-	/* The run reported completion (STATUS: COMPLETE, EXIT_SIGNAL:
-	 * true): never an exit status itself, main() maps it to 0 or to
-	 * --exit-codes complete=N (SPEC §11). */
-	CB_EXIT_COMPLETE = 256
-};
 
 /* Which state file, and how people should name the circuit. */
 struct circuit {

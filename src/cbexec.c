@@ -19,25 +19,6 @@
 
 #define CBEXEC_VERSION "0.2.0"
 
-static int
-remap(const struct options *o, int code)
-{
-	switch (code) {
-	case CB_EXIT_OPEN:
-		return o->exit_open;
-	case CB_EXIT_STUCK:
-		return o->exit_stuck;
-	case CB_EXIT_ABORT:
-		return o->exit_abort;
-	case CB_EXIT_BUSY:
-		return o->exit_busy;
-	case CB_EXIT_COMPLETE:
-		return o->exit_complete;
-	default:
-		return code;
-	}
-}
-
 /* "cbexec: MSG" on one line whatever the message quotes (a value from
  * argv, the environment or a config file): control bytes are escaped. */
 static int
@@ -135,7 +116,7 @@ main(int argc, char **argv)
 	}
 	if (o.all) {
 		errno = 0;
-		rc = remap(&o, flush_stdout(ops_status_all(&o)));
+		rc = exit_remap(o.exit_as, flush_stdout(ops_status_all(&o)));
 		goto out;
 	}
 	if (circuit_resolve(&o, &c, err, sizeof(err)) == -1) {
@@ -171,7 +152,7 @@ main(int argc, char **argv)
 		break;
 	}
 	circuit_free(&c);
-	rc = remap(&o, rc);
+	rc = exit_remap(o.exit_as, rc);
 out:
 	options_free(&o);
 	return rc;

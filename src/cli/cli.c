@@ -335,10 +335,13 @@ static const struct opt opts[] = {
 static int set_help_topic(struct options *o, const char *w, char *err,
     size_t len);
 
+/* --exit-codes KEY=N,...: the keys of the rows of cb_exits[] that may be
+ * remapped. */
 static int
 parse_exit_codes(struct options *o, const char *s)
 {
 	char *copy, *tok, *save, *eq;
+	size_t i;
 	long v;
 	int rc = -1;
 
@@ -351,18 +354,12 @@ parse_exit_codes(struct options *o, const char *s)
 		*eq++ = '\0';
 		if (parse_long(eq, 0, 255, &v) == -1)
 			goto out;
-		if (strcmp(tok, "open") == 0)
-			o->exit_open = (int)v;
-		else if (strcmp(tok, "stuck") == 0)
-			o->exit_stuck = (int)v;
-		else if (strcmp(tok, "abort") == 0)
-			o->exit_abort = (int)v;
-		else if (strcmp(tok, "busy") == 0)
-			o->exit_busy = (int)v;
-		else if (strcmp(tok, "complete") == 0)
-			o->exit_complete = (int)v;
-		else
+		for (i = 0; i < CB_EXIT_ROWS && (cb_exits[i].key == NULL ||
+		    strcmp(cb_exits[i].key, tok) != 0); i++)
+			;
+		if (i == CB_EXIT_ROWS)
 			goto out;
+		o->exit_as[i] = (int)v;
 	}
 	rc = 0;
 out:
@@ -1089,44 +1086,37 @@ static const char synopsis_short[] =
 "       cbexec --history [--json] [--last N] [CIRCUIT]\n"
 "       cbexec --help [all | CATEGORY] | --version\n";
 
-static const char exits[] =
-"\nExit status:\n"
-"  0        the last run succeeded or reported completion (--exit-codes\n"
-"           complete=N tells completion apart), the phase or task was\n"
-"           skipped (not run), or Skip was chosen; --status: not OPEN\n"
-"           (--status --all: none is OPEN)\n"
-"  1-119    the command's own exit status; 1 for a run judged a failure\n"
-"           that exited 0 (an error in a client's own result)\n"
-"  120      OPEN: the circuit is open (refused, or opened now; a usage limit\n"
-"           or a spend window over its cap holds it until it frees up), or\n"
-"           its --account's gate refused the run (--status: either refuses\n"
-"           runs)\n"
-"  121      STUCK: the same error or the same task failed repeatedly\n"
-"  122      ABORT: fatal error class, or interrupted by the operator\n"
-"  123      BUSY: another cbexec holds this circuit\n"
-"  124      TIMEOUT: --timeout, --idle-timeout or --budget ran out, a per-run\n"
-"           spend cap was crossed (outcome BUDGET), or a tool-call loop\n"
-"           was stopped (by cbexec, or by the client itself)\n"
-"  125      ERROR: cbexec itself failed (usage, config, state, no such\n"
-"           circuit, I/O, a write error on stdout)\n"
-"  126      COMMAND found but not executable\n"
-"  127      COMMAND not found\n"
-"  128+N    the command was killed by signal N (a known client's own\n"
-"           status above 128, as Gemini CLI's 144 for HTTP 400, gives 1)\n";
+/*
+ * "Exit status:" and a line per row of cb_exits[] (core.h): its brief
+ * line, or all its lines, each after the row's label; cbexec's own
+ * statuses are named (0 is everyone's success and needs no name).
+ */
+static void
+put_exits(FILE *f, int all)
+{
+	const struct cb_exit_row *r;
+	const char *h, *nl;
+	size_t i;
 
-static const char exits_short[] =
-"\nExit status:\n"
-"  0        the last run succeeded or reported completion; --status: not OPEN\n"
-"  1-119    the command's own exit status (1: a failure it exited 0 for)\n"
-"  120      OPEN: refused, or opened by this invocation\n"
-"  121      STUCK: the same error or the same task failed repeatedly\n"
-"  122      ABORT: fatal error class, or interrupted by the operator\n"
-"  123      BUSY: another cbexec holds this circuit\n"
-"  124      TIMEOUT: --timeout, --idle-timeout, --budget or a spend cap\n"
-"  125      ERROR: cbexec itself failed (usage, config, state, I/O)\n"
-"  126      COMMAND found but not executable\n"
-"  127      COMMAND not found\n"
-"  128+N    the command was killed by signal N\n";
+	fputs("\nExit status:\n", f);
+	for (i = 0; i < CB_EXIT_ROWS; i++) {
+		r = &cb_exits[i];
+		if (r->label == NULL || (h = all ? r->help : r->brief) == NULL)
+			continue;
+		fprintf(f, "  %-9s", r->label);
+		if (r->name != NULL && r->code != CB_EXIT_OK)
+			fprintf(f, "%s: ", r->name);
+		for (;;) {
+			nl = strchr(h, '\n');
+			fprintf(f, "%.*s\n", nl != NULL ? (int)(nl - h) :
+			    (int)strlen(h), h);
+			if (nl == NULL)
+				break;
+			h = nl + 1;
+			fprintf(f, "%11s", "");
+		}
+	}
+}
 
 /* Plain --help: what most runs need, then where the rest is. */
 static void
@@ -1157,7 +1147,7 @@ help_short(FILE *f)
 		}
 		fputc('\n', f);
 	}
-	fputs(exits_short, f);
+	put_exits(f, 0);
 	fputs("\nSee cbexec(1).\n", f);
 }
 
@@ -1177,7 +1167,7 @@ cli_help(FILE *f, const char *topic)
 		if (only < 0 || only == c)
 			put_category(f, c, only >= 0);
 	if (only < 0)
-		fputs(exits, f);
+		put_exits(f, 1);
 	fputs("\nSee cbexec(1).\n", f);
 }
 

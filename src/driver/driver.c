@@ -463,7 +463,8 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	run.exit_code = r->signo != 0 ? CB_EXIT_SIGNAL + r->signo :
 	    r->exit_code;
 	if (r->exec_errno != 0)
-		run.exit_code = r->exec_errno == ENOENT ? 127 : 126;
+		run.exit_code = r->exec_errno == ENOENT ? CB_EXIT_NOTFOUND :
+		    CB_EXIT_NOEXEC;
 	run.usage_limit = d->c.cls == CB_CLASS_TRANSIENT &&
 	    strcmp(d->c.type, "usage_limit") == 0;
 	run.retry_at = d->retry_at;
