@@ -134,6 +134,10 @@ struct agent_run {
  * the last. */
 const struct agent *agent_described(size_t i);
 
+/* The i-th client from 0, NULL past the last: the table's, in its order,
+ * then those the config described (agents.c). */
+const struct agent *agent_nth(size_t i);
+
 /* The table (agents.c). */
 extern const struct agent agent_claude, agent_codex, agent_gemini,
     agent_qwen, agent_opencode, agent_pi, agent_copilot, agent_cn,
