@@ -61,9 +61,5 @@ int ops_reset_account(const struct options *o);
  * with that result would have been; returns the exit status such a run
  * would give (not remapped). */
 int driver_record(struct options *o, const struct circuit *c);
-/* Every operator verb's first step: 0 when the circuit's state file (or
- * its lock, or anything else) is at its path, else -1 with "no such
- * circuit" printed, naming the path (the caller exits 125). */
-int ops_need_circuit(const struct options *o, const struct circuit *c);
 
 #endif

@@ -185,12 +185,11 @@ void run_retrying(struct agent_run *r, const char *msg, const char *type);
 /* Something happened that is not a retry. */
 void run_progress(struct agent_run *r);
 void run_session(struct agent_run *r, const char *id);
-/* Text of the assistant: to the status scanner (joined to what came
- * before as it is: deltas of one answer). */
-void run_text(struct agent_run *r, const char *p, size_t n);
-/* The event's K_TEXT buffer, as run_text, then a line break. */
+/* The event's K_TEXT buffer, text of the assistant, to the status
+ * scanner, then a line break. */
 void run_event_text(struct agent_run *r);
-/* The same without the line break: a delta of an answer. */
+/* The same without the line break: a delta of an answer (joined to what
+ * came before as it is). */
 void run_event_delta(struct agent_run *r);
 /* The event's K_TEXT buffer as a string ("" when none). */
 const char *event_text(struct agent_run *r);

@@ -637,12 +637,6 @@ run_session(struct agent_run *r, const char *id)
 	snprintf(r->session, sizeof(r->session), "%s", id);
 }
 
-void
-run_text(struct agent_run *r, const char *p, size_t n)
-{
-	status_scanner_feed(r->sc, p, n);
-}
-
 const char *
 event_text(struct agent_run *r)
 {

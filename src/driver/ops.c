@@ -10,7 +10,7 @@
  * work at hand.  --skip without --phase or --task gives up the task the
  * circuit is stuck on, else the circuit's phase.
  *
- * Every verb first makes sure the circuit exists (ops_need_circuit): a
+ * Every verb first makes sure the circuit exists (need_circuit): a
  * mistyped name must not read as a healthy CLOSED circuit or as done, nor
  * a reset, a trip or a skip create a new file beside the real one.  Only
  * --trip --create opens a circuit that has never run.
@@ -86,18 +86,6 @@ need_circuit(const struct circuit *c, struct store *st)
 	else
 		no_such_circuit(c, st);
 	return -1;
-}
-
-int
-ops_need_circuit(const struct options *o, const struct circuit *c)
-{
-	struct store *st = NULL;
-	int rc = -1;
-
-	if (open_store(o, c, &st) == 0)
-		rc = need_circuit(c, st);
-	store_close(st);
-	return rc;
 }
 
 static int
