@@ -253,6 +253,12 @@ int file_mkdirs(const char *path, char *err, size_t errlen);
 /* write(2) until all of p went, retrying EINTR: the bytes written (n, or
  * fewer with errno set when the file refused the rest), -1 when none. */
 ssize_t file_write_all(int fd, const void *p, size_t n);
+/* The names in the directory dirfd is open on that end in suffix ("":
+ * all), but "." and "..", sorted (readdir's order is none): a malloc'd
+ * array ending in NULL, for file_names_free(); NULL with errno.  dirfd
+ * is left as it was, for the caller's fstatat() and unlinkat(). */
+char **file_names(int dirfd, const char *suffix);
+void file_names_free(char **names);
 /* Give fds 0, 1 and 2, when closed, a placeholder that fails like a
  * closed descriptor, so no descriptor of ours takes their numbers. */
 void file_std_fds(void);

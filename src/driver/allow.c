@@ -39,7 +39,6 @@
  * writable by group or others, and so must allow/ and the state directory
  * that holds it; else 125, naming the file and the fix.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -348,25 +347,38 @@ kept(const struct keep *k, const struct stat *st,
 	return 0;
 }
 
+/* The names in dir (file_names()) and dir open in *fd; NULL when it
+ * cannot be read. */
+static char **
+names_in(const char *dir, int *fd)
+{
+	char **v;
+
+	if ((*fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return NULL;
+	if ((v = file_names(*fd, "")) == NULL)
+		close(*fd);
+	return v;
+}
+
 static int
 revoke_since(const char *dir, const struct timespec *since, pid_t pid,
     const struct keep *k, struct reporter *r)
 {
-	char path[PATH_MAX], *msg = NULL, *q;
-	struct dirent *e;
+	char path[PATH_MAX], *msg = NULL, *q, **names;
 	struct stat st;
-	DIR *d;
-	int n = 0;
+	int n = 0, fd;
+	size_t i;
 
-	if ((d = opendir(dir)) == NULL)
+	if ((names = names_in(dir, &fd)) == NULL)
 		return 0;
-	while ((e = readdir(d)) != NULL) {
-		if (!hex64(e->d_name) || fstatat(dirfd(d), e->d_name, &st,
+	for (i = 0; names[i] != NULL; i++) {
+		if (!hex64(names[i]) || fstatat(fd, names[i], &st,
 		    AT_SYMLINK_NOFOLLOW) == -1 ||
 		    ts_before(&st.st_ctim, since) || kept(k, &st, since))
 			continue;
-		record_names(dirfd(d), e->d_name, path, sizeof(path));
-		if (unlinkat(dirfd(d), e->d_name, 0) == -1)
+		record_names(fd, names[i], path, sizeof(path));
+		if (unlinkat(fd, names[i], 0) == -1)
 			continue;
 		n++;
 		q = shell_quote(path);
@@ -384,7 +396,8 @@ revoke_since(const char *dir, const struct timespec *since, pid_t pid,
 		}
 		free(q);
 	}
-	closedir(d);
+	file_names_free(names);
+	close(fd);
 	return n;
 }
 
@@ -397,30 +410,30 @@ revoke_since(const char *dir, const struct timespec *since, pid_t pid,
 static void
 runs_going_on(const char *dir, struct timespec *since, pid_t *pid)
 {
-	struct dirent *e;
 	struct stat st;
+	char **names;
+	size_t i;
 	pid_t p;
-	int alive;
-	DIR *d;
+	int alive, fd;
 
 	*pid = 0;
-	if ((d = opendir(dir)) == NULL)
+	if ((names = names_in(dir, &fd)) == NULL)
 		return;
-	while ((e = readdir(d)) != NULL) {
-		if (reg_parse(e->d_name, &p, &alive) == -1 ||
-		    fstatat(dirfd(d), e->d_name, &st,
-		    AT_SYMLINK_NOFOLLOW) == -1)
+	for (i = 0; names[i] != NULL; i++) {
+		if (reg_parse(names[i], &p, &alive) == -1 ||
+		    fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
 		if (!alive) {
 			revoke_since(dir, &st.st_ctim, p, NULL, NULL);
-			unlinkat(dirfd(d), e->d_name, 0);
+			unlinkat(fd, names[i], 0);
 		} else if (p != getpid() && (*pid == 0 ||
 		    ts_before(&st.st_ctim, since))) {
 			*pid = p;
 			*since = st.st_ctim;
 		}
 	}
-	closedir(d);
+	file_names_free(names);
+	close(fd);
 }
 
 /* This invocation's registration, while its runs go on. */
@@ -437,20 +450,22 @@ static void
 keep_same_tick(const char *dir, const struct timespec *since,
     struct keep *k)
 {
-	struct dirent *e;
 	struct stat st;
-	DIR *d;
+	char **names;
+	size_t i;
+	int fd;
 
 	k->n = 0;
-	if ((d = opendir(dir)) == NULL)
+	if ((names = names_in(dir, &fd)) == NULL)
 		return;
-	while ((e = readdir(d)) != NULL && k->n < KEEP_MAX)
-		if (hex64(e->d_name) && fstatat(dirfd(d), e->d_name, &st,
+	for (i = 0; names[i] != NULL && k->n < KEEP_MAX; i++)
+		if (hex64(names[i]) && fstatat(fd, names[i], &st,
 		    AT_SYMLINK_NOFOLLOW) == 0 &&
 		    !ts_before(&st.st_ctim, since) &&
 		    !ts_before(since, &st.st_ctim))
 			k->ino[k->n++] = st.st_ino;
-	closedir(d);
+	file_names_free(names);
+	close(fd);
 }
 
 void
