@@ -80,11 +80,11 @@ check: deps
 # Each test's stderr (cbexec's own messages, mostly) is shown only when
 # that test fails (build-aux/quiet-test).
 QUIET_TEST = sh $(CURDIR)/build-aux/quiet-test
-# The fault and clock shims are built first: a shim that does not build
+# The fault, clock and host shims are built first: a shim that does not build
 # with the project's flags fails the check instead of letting the tests
 # that need it skip.  --directives lists every skipped check with its
 # reason, so a check that did not run is seen.
-test: cbexec $(UNIT) t/faultshim.so t/clockshim.so
+test: cbexec $(UNIT) t/faultshim.so t/clockshim.so t/hostshim.so
 	$(PROVE) --directives $(PROVEFLAGS) --exec '$(QUIET_TEST)' t/unit/*.t t/*.t
 	@$(MAKE) --no-print-directory corpus
 
@@ -174,6 +174,7 @@ uninstall:
 
 clean:
 	rm -f cbexec src/*.o src/*/*.o t/unit/*.t t/faultshim.so t/clockshim.so \
+	  t/hostshim.so \
 	  t/corpus/loops
 	rm -rf t/fuzz/build
 
@@ -190,6 +191,10 @@ t/faultshim.so: t/faultshim.c
 # A wrong wall clock, for t/0970-store-time.t; a set one, t/0906-readme.t.
 t/clockshim.so: t/clockshim.c
 	$(CC) $(CPPFLAGS) $(SHIM_CFLAGS) -o $@ $< -ldl
+
+# Another host's name, for the tests of a store shared by several hosts.
+t/hostshim.so: t/hostshim.c
+	$(CC) -shared -fPIC -O2 -Wall -o $@ $< -ldl
 
 FUZZCC ?= clang
 FUZZTIME ?= 60

@@ -5,10 +5,10 @@
 # and prints medians and the ratio; nothing here ever fails the build.
 # bench/README.md says what each one measures and holds the last results.
 #
-#   sh bench/run.sh                      everything (about 2-3 minutes)
+#   sh bench/run.sh                      everything (about 2.5-4 minutes)
 #   BENCH_ONLY="single kill" sh bench/run.sh   some of: single loop kill
 #                                        pipe agent spend status files
-#                                        store
+#                                        probe store
 #   CBEXEC=/path/to/cbexec sh bench/run.sh     another binary
 #   BENCH_ONLY=ab CBEXEC_B=/path/to/other/cbexec sh bench/run.sh
 #                                        this binary against another,
@@ -21,7 +21,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$BENCH/.." && pwd)
 CBEXEC=${CBEXEC:-$TOP/cbexec}
 CC=${CC:-cc}
-ONLY=${BENCH_ONLY:-single loop kill pipe agent spend status files store}
+ONLY=${BENCH_ONLY:-single loop kill pipe agent spend status files probe store}
 GIB=1073741824
 
 say() { printf '%s\n' "$*"; }
@@ -508,6 +508,79 @@ if want files; then
 		row "--progress files, 100 000 files (median, minus bare run)" \
 		    "${a}ms" "${b}ms" "${r}x" "<= 1.0x" "$(verdict "$r" "<=" 1.0)"
 		note "diagnosis: one walk before the run; nothing changed, so none after. A run that touches a file (a second walk): $(calc %.1fms "($(med "$O3" A 2) - $(med "$O2" A 2)) / 1e6"); a bare run takes $(calc %.1fms "$(med "$O2" A 2) / 1e6"); git status with core.preloadIndex=false (one thread for lstat) $(calc %.1fms "$(med "$O2" B 2) / 1e6")"
+	fi
+	took
+fi
+
+# ---------------------------------------------------------------------------
+# 7. The git probe (--progress auto in a work tree): one snapshot, half of
+#    what a run in the tree costs more than the same run with --progress
+#    exit, against one git status --porcelain, half of what a run whose
+#    command runs two of them costs more.  The tree: 30 000 files
+#    committed (empty but for 200 of 60 lines), those 200 modified.
+if want probe; then
+	# 200 files spread over the tree: 60 lines of text each (what=text),
+	# or a line changed and one added (what=edit).
+	EDIT200='BEGIN {
+		for (i = 0; i < 200; i++) {
+			f = sprintf("%s/d%02d/d%02d/f%02d.txt", t, i % 3,
+			    i * 7 % 100, i % 100)
+			for (l = 0; l < 60; l++)
+				printf "%s %d of file %d: text for git to diff\n",
+				    what == "edit" && l == 30 ? "changed" : "line",
+				    l, i > f
+			if (what == "edit")
+				printf "one more line\n" > f
+			close(f)
+		}
+	}'
+	say "== git probe: one snapshot in a 30 000-file tree with 200 modified files  vs  git status --porcelain (21 reps)"
+	TREE=$SCRATCH/ptree
+	if ! "$BENCH/mktree.bin" "$TREE" 30000; then
+		skip "cannot make the tree"
+	elif ! (cd "$TREE" && awk -v t="$TREE" -v what=text "$EDIT200" &&
+		git init -q . && git add -A &&
+		git -c user.name=bench -c user.email=bench@example.org \
+		commit -qm tree); then
+		skip "cannot commit the tree (git missing?)"
+	else
+		# Files older than the index (none "racily clean"), then the
+		# 200 with text in them modified.
+		sleep 1
+		git -C "$TREE" update-index -q --really-refresh >/dev/null 2>&1
+		awk -v t="$TREE" -v what=edit "$EDIT200"
+		n=$(git -C "$TREE" status --porcelain | wc -l | tr -d ' ')
+		# The same run three ways, alternately: with the probe (two
+		# snapshots around the command), without it (--progress exit)
+		# running two git status in the command instead, and bare.
+		GS='git status --porcelain >/dev/null; git status --porcelain >/dev/null'
+		O=$SCRATCH/probe
+		"$AB" -n 21 -w 2 -T 60 -o "$O" -- "$CBEXEC" -C "$TREE" -q \
+			--name probe $NEVER -- sh -c : \
+			::: "$CBEXEC" -C "$TREE" -q --name probegs $NEVER \
+			--progress exit -- sh -c "$GS"
+		O2=$SCRATCH/probebare
+		"$AB" -n 21 -w 2 -T 60 -o "$O2" -- "$CBEXEC" -C "$TREE" -q \
+			--name probebare $NEVER --progress exit -- sh -c : \
+			::: git -C "$TREE" status --porcelain >/dev/null
+		# Ten runs in one invocation: each snapshot before a run
+		# finds the files the one after the last run read.
+		O3=$SCRATCH/probeloop
+		"$AB" -n 5 -w 1 -T 60 -o "$O3" -- "$CBEXEC" -C "$TREE" -q \
+			--name probeloop $NEVER -n 10 --loop -- sh -c : \
+			::: "$CBEXEC" -C "$TREE" -q --name probeloopgs $NEVER \
+			-n 10 --loop --progress exit -- sh -c "$GS"
+		bare=$(med "$O2" A 2)
+		a=$(calc %.2f "($(med "$O" A 2) - $bare) / 2 / 1e6")
+		b=$(calc %.2f "($(med "$O" B 2) - $bare) / 2 / 1e6")
+		r=$(calc %.2f "$a / $b")
+		row "git probe, one snapshot, 30 000 files, 200 modified (median wall)" \
+		    "${a}ms" "${b}ms" "${r}x" "<= 1.2x" "$(verdict "$r" "<=" 1.2)"
+		bare=$(med "$O2" A 7)
+		ca=$(calc %.2f "($(med "$O" A 7) - $bare) / 2 / 1e6")
+		cb=$(calc %.2f "($(med "$O" B 7) - $bare) / 2 / 1e6")
+		note "CPU (user+sys, git included): a snapshot ${ca}ms, a git status ${cb}ms: $(calc %.2fx "$ca / $cb"); git status lists $n changed paths; exit statuses: $(exits "$O" A) / $(exits "$O" B)"
+		note "diagnosis: a run with the probe takes $(calc %.1fms "$(med "$O" A 2) / 1e6"), with two git status instead $(calc %.1fms "$(med "$O" B 2) / 1e6"), with neither $(calc %.1fms "$(med "$O2" A 2) / 1e6"); git status --porcelain alone $(calc %.1fms "$(med "$O2" B 2) / 1e6"); ten runs in one invocation with the probe $(calc %.0fms "$(med "$O3" A 2) / 1e6"), with two git status in each instead $(calc %.0fms "$(med "$O3" B 2) / 1e6") ($(calc %.2fx "$(med "$O3" A 2) / $(med "$O3" B 2)"), CPU $(calc %.2fx "$(med "$O3" A 7) / $(med "$O3" B 7)"))"
 	fi
 	took
 fi

@@ -109,6 +109,29 @@ struct cb_skip {
 /* An error event keeps at most this many bytes of its task. */
 #define CB_EVENT_TASK_MAX 256
 
+/*
+ * A file the circuit's runs write besides the state (SPEC §11): a
+ * --metrics textfile or a --log, on one host, so that an operator's
+ * reset, trip, skip or unskip makes them true again without being told
+ * where they are.  The store keeps the list; the driver fills it
+ * (driver/outputs.c), the breaker never looks at it.
+ */
+enum cb_output_kind { OUTPUT_METRICS, OUTPUT_LOG };
+
+struct cb_output {
+	enum cb_output_kind kind;
+	char *host;		/* gethostname() of the writer */
+	char *path;		/* absolute */
+	char *circuit;		/* the circuit label its lines carry */
+	char *store;		/* metrics: the store="" label, or NULL */
+	char *account;		/* metrics: --account (its gate's sample) */
+	int follow;		/* written with --follow-symlinks */
+	double at;		/* when an invocation last wrote it */
+};
+
+/* At most this many are kept: the least recently written goes first. */
+#define CB_OUTPUTS_MAX 16
+
 /* Thresholds after precedence (CLI > env > config > phase > built-in). */
 struct cb_limits {
 	int no_progress;		/* --no-progress-threshold */
@@ -204,6 +227,8 @@ struct cb_state {
 	/* the windows the last run was held to, for --status; 0: none */
 	double cost_window, cost_window_span;
 	double tokens_window, tokens_window_span;
+	struct cb_output *outputs;	/* the files its runs write, by host */
+	size_t n_outputs;
 	char *unknown;			/* members a newer cbexec wrote, as the
 					 * store read them (SPEC §11): opaque
 					 * here, never looked at, written back
@@ -239,6 +264,7 @@ struct cb_run {
 struct cb_transition {
 	enum cb_circuit from, to;
 	char reason[256];
+	double at;		/* the time it was given (its history event's) */
 };
 
 struct cb_result {
@@ -260,6 +286,8 @@ const char *class_name(enum cb_class c);	/* "success", ... */
 int class_from_name(const char *s, enum cb_class *c);	/* 0 / -1 */
 const char *skip_kind_name(enum cb_skip_kind k);	/* "phase", "task" */
 int skip_kind_from_name(const char *s, enum cb_skip_kind *k);
+const char *output_kind_name(enum cb_output_kind k);	/* "metrics", "log" */
+int output_kind_from_name(const char *s, enum cb_output_kind *k);
 /* "no_progress", "errors", "limit"; NULL for CAUSE_NONE. */
 const char *cause_name(enum cb_cause c);
 int cause_from_name(const char *s, enum cb_cause *c);	/* 0 / -1 */
@@ -272,6 +300,8 @@ int breaker_init(struct cb_state *s, const char *name);
 void breaker_free(struct cb_state *s);
 /* The strings of one history event. */
 void event_free(struct cb_event *e);
+/* The strings of one output record. */
+void output_free(struct cb_output *o);
 
 /* Without a reset time, a usage limit waits 5 minutes, doubling per
  * failed trial up to 5 hours (unless --cooldown says otherwise). */

@@ -8,6 +8,8 @@
 #ifndef CBEXEC_DRIVER_H
 #define CBEXEC_DRIVER_H
 
+#include <stdio.h>
+
 #include "cli.h"
 #include "core.h"
 
@@ -61,5 +63,9 @@ int ops_reset_account(const struct options *o);
  * with that result would have been; returns the exit status such a run
  * would give (not remapped). */
 int driver_record(struct options *o, const struct circuit *c);
+/* --record --json: what driver_record() decided, as one JSON object on f
+ * with status, the exit status cbexec exits with (cbexec(1), JSON);
+ * nothing when it decided nothing (an error of cbexec's own). */
+void driver_record_json(FILE *f, int status);
 
 #endif

@@ -150,9 +150,10 @@ struct progress_cfg {
 int progress_in_git(void);
 
 /*
- * "git" fingerprint of the working directory's repository: HEAD, the diff
- * of tracked files against HEAD, and the path/size/mtime of untracked
- * non-ignored files.  0 / -1 (not a repository, git missing).
+ * "git" fingerprint of the working directory's repository (gitsnap.c):
+ * HEAD, and what the work tree holds at each path git status lists as
+ * changed or untracked (not ignored).  0 / -1 (not a repository, git
+ * missing).
  */
 int progress_git(char hex[DIGEST_HEX_LEN + 1]);
 /* The same, leaving out the untracked file skip (the status file, when

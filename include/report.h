@@ -12,14 +12,23 @@
 
 #include "breaker.h"
 #include "judge.h"
+#include "store.h"
 
 /*
  * The "v" of every JSON document and --log line cbexec prints: the
- * vocabulary of cbexec(1)'s JSON section, the state file's field names
- * (SPEC §6) throughout.  It grows only when a field changes its meaning
- * or goes away; new fields come without it.
+ * vocabulary of cbexec(1)'s JSON section and contrib/schema/, one key for
+ * one thing in every view and the log ("circuit", "reason", a "run"
+ * event); the state file keeps its own (SPEC §6) names.  It grows only
+ * when a member changes its meaning or goes away; new members come
+ * without it.  2: "circuit" for the circuit in --status --all (was
+ * "name"), --history's events in the log's words, "running" an object.
  */
-#define JSON_VOCABULARY 1
+#define JSON_VOCABULARY 2
+
+struct cJSON;
+
+/* The most logs besides --log an operator's act is written to. */
+#define REPORT_MORE_LOGS 16
 
 struct reporter {
 	const char *label;	/* circuit name, else the state file path */
@@ -43,6 +52,14 @@ struct reporter {
 				 * --metrics; -1 not known */
 	const char *store;	/* --store URL, or NULL: the file store */
 	int store_fallback;	/* running on the local state instead */
+	/* The logs the circuit's runs wrote on this host besides --log
+	 * (SPEC §11: an operator's act goes there too), O_APPEND; opened
+	 * by reporter_add_log(), closed by reporter_close(). */
+	int more_fd[REPORT_MORE_LOGS];
+	char *more_path[REPORT_MORE_LOGS];
+	int n_more;
+	struct cJSON *collect;	/* non-NULL: a copy of every event logged is
+				 * added to this array (--record --json) */
 };
 
 /* Open the --log file (O_APPEND; NULL: none; "-" or /dev/stdout: cbexec's
@@ -50,6 +67,11 @@ struct reporter {
  * caller has set the other fields.  0, or -1 with the message printed. */
 int reporter_open(struct reporter *r, const char *log_path);
 void reporter_close(struct reporter *r);
+/* One more log for r's events: the existing regular file at path (never
+ * made anew, no link followed unless follow), opened O_APPEND.  0; 1 when
+ * there is no file at path any more; -1 with why in err. */
+int reporter_add_log(struct reporter *r, const char *path, int follow,
+    char *err, size_t errlen);
 
 /* After a run: whether the command's output left cbexec's stdout and its
  * stderr in the middle of a line (its last byte no newline), so that the
@@ -60,6 +82,8 @@ void report_tails(int out_midline, int err_midline);
 /* A finished run, as the breaker recorded it. */
 struct run_report {
 	long iteration;
+	double at;			/* its history event's time, epoch
+					 * seconds (0: now) */
 	double started, duration;	/* epoch seconds, seconds */
 	int exit_code;			/* -1 when killed or not run */
 	int signo;
@@ -71,6 +95,7 @@ struct run_report {
 	const struct classification *c;
 	const struct cb_usage *usage;	/* what the agent said it used, or
 					 * NULL (no agent) */
+	const char *task;		/* the task it worked on, or NULL */
 };
 
 /*
@@ -112,9 +137,14 @@ void report_run_hook(struct reporter *r, const struct run_hook_event *e);
 void report_transition(struct reporter *r, const struct cb_transition *t,
     const struct cb_state *before, long iteration);
 
-/* An operator event (reset, trip, skip, guidance) in the log and, unless
+/* An event (guidance, account, budget, ...) in the log and, unless
  * quiet, on stderr. */
 void report_event(struct reporter *r, const char *event, const char *reason);
+/* An operator's act that the history keeps too (reset, trip, skip,
+ * unskip): the same, with who (may be NULL) and its history event's time
+ * at (0: now). */
+void report_act(struct reporter *r, const char *event, const char *reason,
+    const char *user, long iteration, double at);
 /* What the operator must hear of even under -q (an approval revoked, an
  * approved config gone): "cbexec: MSG" on stderr unless silent (-qq),
  * and an object of event with MSG as its reason in the log.  With
@@ -135,32 +165,52 @@ void report_open_block(struct reporter *r, const struct cb_state *s,
  * (nothing without r->metrics_path); 0 / -1 with a message in err. */
 int report_metrics(struct reporter *r, const struct cb_state *s,
     char *err, size_t errlen);
+/* The same, as flags say: METRICS_EXISTING only a file that is there
+ * (one removed is never made anew); METRICS_NEWER only one (of ours)
+ * that shows an older generation of the state than s -- for a reader
+ * without the circuit's lock, implies METRICS_EXISTING.  0; 1 when there
+ * is no file to rewrite; -1 with a message in err. */
+#define METRICS_EXISTING 1
+#define METRICS_NEWER 2
+int report_metrics_file(struct reporter *r, const struct cb_state *s,
+    int flags, char *err, size_t errlen);
+/* The generation of the state the textfile at path shows (its first
+ * line says), or -1. */
+long report_metrics_generation(const char *path);
 
-/* --status: a human table (ages as of now), or the state object with
- * json. */
-void report_status(FILE *f, const struct cb_state *s, const char *label,
-    const char *reset_hint, int json, double now);
+/* One circuit of --status and --status --all. */
+struct status_row {
+	const char *name;		/* the circuit: its name, or the state
+					 * file's path */
+	const char *path;		/* its state file, or its key */
+	const struct cb_state *s;	/* NULL when it could not be read */
+	const char *error;		/* then why */
+	double retry_at;		/* refused until then; < 0: none */
+	struct store_holder holder;	/* who has it now, and its run */
+	int remote;			/* the holder is on another host */
+};
+
+/* Why the circuit is in its state, as every view says it ("reason"): the
+ * open reason when OPEN, that of the change into HALF_OPEN, NULL when
+ * CLOSED. */
+const char *report_reason(const struct cb_state *s);
+
+/* --status: a human table (ages as of now), or with json the circuit's
+ * view and its state object (cbexec(1), JSON), with account_json (the
+ * account's document as one line of JSON, or NULL) as its
+ * "account_gate". */
+void report_status(FILE *f, const struct status_row *row,
+    const char *reset_hint, int json, const char *account_json, double now);
 
 /* A retry time for people: "2026-11-22T21:23:00.000Z (in 1h12m)", or
  * "(due)" when it has come; returns buf. */
 const char *retry_in(double at, double now, char *buf, size_t len);
 
 /* --history: one line per event in columns, newest last; last > 0 keeps
- * the last N.  width > 0: the output is a terminal that wide, and a
+ * the last N; json: the events as the log has them (circuit label).  width > 0: the output is a terminal that wide, and a
  * timeline of the events, wrapped to it, comes first. */
-void report_history(FILE *f, const struct cb_state *s, long last, int json,
-    int width);
-
-/* One circuit of --status --all. */
-struct status_row {
-	const char *name;		/* NAME, of NAME.json */
-	const char *path;		/* its state file */
-	const struct cb_state *s;	/* NULL when it could not be read */
-	const char *error;		/* then why */
-	double retry_at;		/* refused until then; < 0: none */
-	long running_pid;		/* > 0: a run is going on, in that
-					 * process (its first: no state yet) */
-};
+void report_history(FILE *f, const struct cb_state *s, const char *label,
+    long last, int json, int width);
 
 /* --status --all: a header and one line per circuit, OPEN first and
  * marked, fitted to width columns when width > 0 (the times shortened,
@@ -184,7 +234,7 @@ int status_width(int fd, int *terminal);
  */
 void report_skip(struct reporter *r, const char *event,
     const struct cb_result *res, const struct cb_state *before,
-    enum cb_circuit state, long iteration);
+    enum cb_circuit state, long iteration, const char *user, double at);
 
 /* A run (or with recorded, a --record) for a skipped phase or task is not
  * started: the one line that says so, with when, why and unskip_hint (may

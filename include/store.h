@@ -34,10 +34,6 @@ struct cJSON *state_to_json(const struct cb_state *s);
  * checks); -1 with a reason on a bad field, -2 for a newer version. */
 int state_from_json(const struct cJSON *j, struct cb_state *s,
     char *err, size_t errlen);
-/* n history events as a JSON array, one per line, ending in a newline
- * (for --history --json; caller frees; NULL when out of memory); lead,
- * unless NULL, is put first in each ("\"v\": 1, "). */
-char *events_text(const struct cb_event *e, size_t n, const char *lead);
 
 /* The document as JSON (caller frees): cJSON and text ending in a
  * newline; NULL when out of memory.  account_from_text reads it back
@@ -92,6 +88,25 @@ struct store_run {
 	char host[256];		/* cbexec's host */
 	double started;		/* the store's clock, epoch seconds */
 };
+
+/*
+ * Who has the circuit now (--status, --status --all; no lock taken): the
+ * cbexec that holds its lock (the file store: the flock's holder; a
+ * shared store: the lease, which names its holder's host and pid) and,
+ * when that cbexec is running a run, its start record.
+ */
+struct store_holder {
+	long pid;		/* the holder's pid; 0: nobody holds it (or
+				 * the store cannot tell) */
+	char host[256];		/* and its host */
+	struct store_run run;	/* the run it is running: run.run 0 when
+				 * none (between runs, an operator's verb) */
+};
+
+/* This host's name as a start record and a lease keep it: at most
+ * HOSTNAME_KEPT characters, each of a host name (others as '?'). */
+#define HOSTNAME_KEPT 64
+void store_hostname(char *buf, size_t len);
 
 /*
  * Check a --store URL: its scheme names a backend (redis://, rediss://,
@@ -221,6 +236,8 @@ int store_move_aside(struct store *st, char *newname, size_t newlen,
     char *err, size_t errlen);
 /* Where the circuit is, for messages: the state file, or "KEY in LABEL". */
 const char *store_where(const struct store *st, char *buf, size_t len);
+/* Where the circuit is kept: the state file, or its key. */
+const char *store_key(const struct store *st, char *buf, size_t len);
 /*
  * The circuit takes over the state file at path that an older cbexec kept
  * elsewhere (the lock held, the circuit without a state of its own):
@@ -243,13 +260,18 @@ int store_list(struct store *st, char ***names, size_t *n, char *err,
     size_t errlen);
 const char *store_place(const struct store *st);
 /* The state of circuit name with its JSON (caller frees both), and where
- * it is kept (the state file, or its key) in where: as store_load().
- * run, unless NULL, gets the run going on now when the store can tell
- * (its holder alive; run->pid 0: none, or not known); a circuit whose
- * first run is going on has no state yet: a fresh one, and 1. */
+ * it is kept (the state file, or its key) in where: as store_load().  A
+ * circuit whose first run is going on has no state yet: a fresh one, and
+ * 1. */
 int store_get_json(struct store *st, const char *name, struct cb_state *s,
-    struct cJSON **j, struct store_run *run, char *where, size_t wherelen,
-    char *err, size_t errlen);
+    struct cJSON **j, char *where, size_t wherelen, char *err,
+    size_t errlen);
+/* Who holds circuit name (NULL: the handle's) now, and the run it is
+ * running of the state s (its start record, if s is the state it began
+ * from), into *h: 0, or -1 with err. */
+int store_holder(struct store *st, const char *name,
+    const struct cb_state *s, struct store_holder *h, char *err,
+    size_t errlen);
 
 /*
  * Accounts (SPEC §9, --account NAME): the gate of struct cb_account as one

@@ -153,6 +153,11 @@ main(int argc, char **argv)
 	}
 	circuit_free(&c);
 	rc = exit_remap(o.exit_as, rc);
+	/* --record --json: what it decided, with the status it exits with. */
+	if (o.mode == MODE_RECORD && o.json) {
+		driver_record_json(stdout, rc);
+		rc = flush_stdout(rc);
+	}
 out:
 	options_free(&o);
 	return rc;

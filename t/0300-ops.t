@@ -15,7 +15,7 @@ done < ev.log
 is "$bad" 0 "--log: every line is JSON"
 ok "$([ "$n" -ge 6 ]; echo $?)" "--log: runs, transitions and the open block logged ($n lines)"
 like "$(cat ev.log)" '"event":"run"' "--log has run events"
-like "$(cat ev.log)" '"event":"state_change","from_state":"CLOSED","to_state":"HALF_OPEN"' "--log has transitions (state_change)"
+like "$(cat ev.log)" '"event":"state_change","iteration":2,"from_state":"CLOSED","to_state":"HALF_OPEN"' "--log has transitions (state_change)"
 # Concurrent appenders never interleave within a line.
 for i in 1 2 3 4; do cb --state "c$i.json" --log cc.log -n 20 --no-progress-threshold 99 -- true & done
 wait
@@ -28,7 +28,7 @@ ok "$(test -f m.prom; echo $?)" "--metrics written"
 like "$(cat m.prom)" '^cbexec_state\{circuit="[^"]+"\} 2$' "cbexec_state 2 when OPEN"
 like "$(cat m.prom)" '^cbexec_runs_total\{circuit="[^"]+"\} 3$' "cbexec_runs_total"
 like "$(cat m.prom)" '^# TYPE cbexec_opens_total counter$' "TYPE lines"
-bad=$(grep -Ev '^(# (HELP|TYPE) [a-z_]+ .+|[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? -?[0-9.eE+-]+|)$' m.prom | wc -l)
+bad=$(grep -Ev '^(# (HELP|TYPE) [a-z_]+ .+|# cbexec state generation [0-9]+|[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? -?[0-9.eE+-]+|)$' m.prom | wc -l)
 is "$bad" 0 "every metrics line is valid exposition format"
 if command -v promtool >/dev/null 2>&1; then
 	promtool check metrics < m.prom >/dev/null 2>&1; ok $? "promtool accepts the metrics"
@@ -53,7 +53,15 @@ out=$("$CBEXEC" --history --state h.json --last 2)
 is "$(printf '%s\n' "$out" | wc -l)" 2 "--history --last 2: two lines"
 like "$out" 'reset' "--history shows the reset"
 "$CBEXEC" --history --json --state h.json > hj
-is "$(perl -MJSON::PP -0777 -e 'print scalar @{decode_json(<STDIN>)}' < hj)" "$(jget h.json history | perl -MJSON::PP -0777 -e 'print scalar @{decode_json(<STDIN>)}')" "--history --json: every event"
+# Every event of the state's history, as the log names it: a run's error
+# or progress event is a "run", an act's transition a state_change of its
+# own (the same time).
+is "$(perl -MJSON::PP -0777 -e 'print join " ", sort { $a cmp $b } map { $_->{timestamp} } @{decode_json(<STDIN>)}' < hj | tr ' ' '\n' | sort -u | tr '\n' ' ')" \
+	"$(jget h.json history | perl -MJSON::PP -0777 -e 'print join " ", map { $_->{timestamp} } @{decode_json(<STDIN>)}' | tr ' ' '\n' | sort -u | tr '\n' ' ')" \
+	"--history --json: every event's time"
+is "$(perl -MJSON::PP -0777 -e 'print scalar grep { $_->{event} eq "run" } @{decode_json(<STDIN>)}' < hj)" \
+	"$(jget h.json history | perl -MJSON::PP -0777 -e 'print scalar grep { $_->{event} =~ /^(error|progress)$/ } @{decode_json(<STDIN>)}')" \
+	"--history --json: every run, as a run event"
 out=$("$CBEXEC" --status --state none.json 2>&1); is "$?" 125 "--status of a missing circuit: 125"
 like "$out" "no such circuit: none.json does not exist" "... saying so"
 

@@ -25,7 +25,7 @@ is "$(grep -v '^{"v":' out)" "line one
 no newline
 line one
 no newline" "the command's output is all there, its unfinished line ended before the event"
-like "$(sed -n 3p out)" '^\{"v":1,"timestamp":"[^"]+","circuit":"p","event":"run","iteration":1,' \
+like "$(sed -n 3p out)" '^\{"v":2,"timestamp":"[^"]+","circuit":"p","event":"run","iteration":1,' \
     "the run's event right after its output"
 is "$(grep -c '"event":' err)" 0 "nothing of the log on stderr"
 

@@ -48,7 +48,7 @@ fresh deep && mkdir -p deep/sub/dir && mkfifo deep/sub/dir/.gitignore
 t0=$(date +%s%N)
 err=$(cb -T 3 -C deep --name deep -- true 2>&1)
 within "$t0" $((3 + SLACK)) "a FIFO .gitignore two directories down, -T 3: ends with the budget"
-like "$err" "git fingerprint failed: git ls-files did not finish in time" "... saying git was killed"
+like "$err" "git fingerprint failed: git status did not finish in time" "... saying git was killed"
 
 fresh inc && mkfifo inc/fifo.cfg && git -C inc config include.path "$SCRATCH/inc/fifo.cfg"
 t0=$(date +%s%N)

@@ -65,28 +65,75 @@ is "$(val m.prom cbexec_open_reason)" 1 "... with why: cbexec_open_reason"
 like "$(cat m.prom)" '^cbexec_open_reason\{circuit="nightly",reason="tripped"\} 1$' \
 	"... its kind as a label"
 
-# An operator's trip without --metrics: the next run, refused, rewrites
-# the textfile so CbexecCircuitOpen fires; a refusal that changes nothing
-# leaves the file (and its mtime) alone.
+# An operator's trip without --metrics (SPEC §11): the circuit remembers
+# the textfile its runs wrote, and the trip rewrites it, so
+# CbexecCircuitOpen fires from the trip alone; the reset --status prints,
+# run as printed, clears it; a refusal that changes nothing leaves the
+# file (and its mtime) alone.
+mkdir -p bin
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$CBEXEC" > bin/cbexec
+chmod +x bin/cbexec
 cb --name ops --metrics ops.prom -- sleep 0.05 2>/dev/null
 is "$(val ops.prom cbexec_state)" 0 "a run: cbexec_state 0"
+is "$(jget "$CBEXEC_STATE_DIR/ops.json" outputs.0.kind):$(jget "$CBEXEC_STATE_DIR/ops.json" outputs.0.path):$(jget "$CBEXEC_STATE_DIR/ops.json" outputs.0.host)" \
+	"metrics:$(pwd -P)/ops.prom:$(hostname)" "the state remembers the textfile, on this host"
 "$CBEXEC" --trip --name ops --reason 'fire
 drill' 2>/dev/null
-is "$(val ops.prom cbexec_state)" 0 "a --trip without --metrics leaves the file"
-cb --name ops --metrics ops.prom -- true 2>/dev/null; rc=$?
-is "$rc" 120 "the next run is refused (120)"
-is "$(val ops.prom cbexec_state)" 2 "... and the refusal rewrote cbexec_state 2"
+is "$(val ops.prom cbexec_state)" 2 "a --trip without --metrics rewrites it: cbexec_state 2"
 like "$(cat ops.prom)" '^cbexec_open_reason\{circuit="ops",reason="tripped"\} 1$' \
 	"... with the open reason's kind, not the operator's text"
 like "$(val ops.prom cbexec_last_run_seconds)" '^0\.0[5-9][0-9]|^0\.[1-9]' \
 	"... and the last run's duration as the state keeps it"
+cp ops.prom ops.tripped
+cb --name ops --metrics ops.prom -- true 2>/dev/null; rc=$?
+is "$rc" 120 "the next run is refused (120)"
 ino=$(ls -i ops.prom | cut -d' ' -f1)
 cb --name ops --metrics ops.prom -- true 2>/dev/null
 is "$(ls -i ops.prom | cut -d' ' -f1)" "$ino" "a refusal that changes nothing does not rewrite it"
-"$CBEXEC" --reset-circuit --name ops --metrics ops.prom 2>/dev/null
-is "$(val ops.prom cbexec_state)" 0 "--reset-circuit --metrics: cbexec_state 0"
+hint=$("$CBEXEC" --status ops | sed -n 's/^reset: *//p')
+is "$hint" "cbexec --reset-circuit --name ops" "--status prints the reset"
+PATH="$SCRATCH/bin:$PATH" sh -c "$hint" 2>/dev/null
+is "$(val ops.prom cbexec_state)" 0 "the reset as printed, no --metrics: cbexec_state 0"
 ok "$(grep -q cbexec_open_reason ops.prom; [ $? -ne 0 ]; echo $?)" \
 	"... and no cbexec_open_reason once CLOSED"
+if [ -n "$PROMTOOL" ]; then
+	out=$(perl "$T_DIR/alertclears.pl" test "$C/prometheus-alerts.yml" ops.tripped ops.prom 2>&1); rc=$?
+	is "$rc" 0 "promtool test rules: CbexecCircuitOpen fires on the trip's textfile, clears on the reset's"
+	[ "$rc" -eq 0 ] || printf '%s\n' "$out" | sed 's/^/# /' | head -30
+else
+	skip "no promtool"
+fi
+# A skip and an unskip rewrite it too.
+"$CBEXEC" --skip --phase GREEN --name ops 2>/dev/null
+is "$(val ops.prom cbexec_skips)" 1 "--skip rewrites it: cbexec_skips 1"
+"$CBEXEC" --unskip GREEN --name ops 2>/dev/null
+is "$(val ops.prom cbexec_skips)" 0 "--unskip rewrites it: cbexec_skips 0"
+# Two cron lines of one circuit, two textfiles: a trip rewrites both,
+# each with its own labels.
+cb --name two --metrics two-a.prom -- true
+cb --name two --metrics two-b.prom -- true
+"$CBEXEC" --trip two 2>/dev/null
+is "$(val two-a.prom cbexec_state):$(val two-b.prom cbexec_state)" "2:2" "a trip rewrites every textfile of the circuit"
+# A textfile somebody removed is not made anew by a verb, and is
+# forgotten.
+rm two-b.prom
+"$CBEXEC" --reset-circuit two 2>/dev/null
+is "$(val two-a.prom cbexec_state):$(test -e two-b.prom && echo there || echo gone)" "0:gone" \
+	"a removed textfile stays removed"
+is "$(jget "$CBEXEC_STATE_DIR/two.json" outputs | grep -c two-b)" 0 "... and forgotten"
+# A refusal is the only invocation of a new cron line: its file is
+# remembered all the same (once), so a reset reaches it.
+"$CBEXEC" --trip --create new 2>/dev/null
+cb --name new --metrics new.prom -- true 2>/dev/null
+is "$?:$(val new.prom cbexec_state)" "120:2" "a refused first run writes its textfile"
+"$CBEXEC" --reset-circuit new 2>/dev/null
+is "$(val new.prom cbexec_state)" 0 "... and the reset rewrites it"
+# The log the runs write gets the operator's acts too.
+cb --name lg --log lg.log -- true
+"$CBEXEC" --trip --reason maint lg 2>/dev/null
+like "$(tail -2 lg.log | head -1)" '"event":"trip".*"reason":"tripped by operator: maint"' \
+	"a trip is written to the log the runs write"
+like "$(tail -1 lg.log)" '"event":"state_change".*"to_state":"OPEN"' "... with its transition"
 # A circuit held OPEN by another's account gate: the refused run says so.
 "$CBEXEC" --record --account acme --exit 1 \
 	--message "You've hit your usage limit. Try again in 5 hours." acct1 2>/dev/null

@@ -52,9 +52,9 @@ like "$(line nightly)" '^● nightly +OPEN +[0-9]{2}:[0-9]{2}Z \([0-9]+s ago\) +
 	"an OPEN circuit: marked, since when, no progress yet, why"
 
 "$CBEXEC" --status --all --json > all.json
-is "$(perl -MJSON::PP -0777 -e 'print join " ", map { $_->{name} } @{decode_json(<STDIN>)}' < all.json)" \
+is "$(perl -MJSON::PP -0777 -e 'print join " ", map { $_->{circuit} } @{decode_json(<STDIN>)}' < all.json)" \
 	"backup dir-app-0123456789ab docs nightly" "--json: one object per circuit"
-is "$(perl -MJSON::PP -0777 -e 'my ($n) = grep { $_->{name} eq "nightly" } @{decode_json(<STDIN>)};
+is "$(perl -MJSON::PP -0777 -e 'my ($n) = grep { $_->{circuit} eq "nightly" } @{decode_json(<STDIN>)};
 	print join "|", $n->{state}, $n->{reason}, $n->{runs_since_progress}, $n->{iteration},
 	    defined $n->{retry_at} ? "x" : "null", $n->{path}' < all.json)" \
 	"OPEN|No progress for 3 iterations|3|3|null|$D/nightly.json" "--json: the circuit's fields"
@@ -174,9 +174,10 @@ is "$(width "$(sed -n 2p many.out)")" 80 "... up to the 80th column"
 like "$(grep firstrun first.out)" "^  firstrun +CLOSED .*running \(pid $(cat cb.pid)\)" \
 	"a first run going on: listed, CLOSED, running, its pid"
 is "$(grep -c stale first.out)" 0 "a lock nobody holds: not listed"
-is "$(perl -MJSON::PP -0777 -e 'my ($n) = grep { $_->{name} eq "firstrun" } @{decode_json(<STDIN>)};
-	print join "|", $n->{state}, $n->{running} ? "running" : "-", $n->{pid}, $n->{iteration}' < first.json)" \
-	"CLOSED|running|$(cat cb.pid)|0" "--json: running, its pid, no run yet"
+is "$(perl -MJSON::PP -0777 -e 'my ($n) = grep { $_->{circuit} eq "firstrun" } @{decode_json(<STDIN>)};
+	print join "|", $n->{state}, $n->{running}{iteration}, $n->{running}{pid}, $n->{running}{host},
+	    $n->{holder}{pid}, $n->{iteration}, $n->{running}{started_at} =~ /^20\d\d-/ ? "since" : "-"' < first.json)" \
+	"CLOSED|1|$(cat cb.pid)|$(hostname)|$(cat cb.pid)|0|since" "--json: running run 1, its pid, host and start; no run recorded yet"
 
 # ---- --status: thresholds, ages, the next trial --------------------------
 cb --name cool --cooldown 1h --no-progress-threshold 3 -n 3 -- false 2>/dev/null
@@ -206,7 +207,7 @@ cb --name rs -- false 2>/dev/null
 like "$("$CBEXEC" --status rs)" 'runs since progress: 1   \(counted from the reset after run 3' \
 	"... and a run after it counts 1"
 is "$("$CBEXEC" --status --all --json | perl -MJSON::PP -0777 -e '
-	my ($n) = grep { $_->{name} eq "rs" } @{decode_json(<STDIN>)}; print $n->{runs_since_progress}')" 1 \
+	my ($n) = grep { $_->{circuit} eq "rs" } @{decode_json(<STDIN>)}; print $n->{runs_since_progress}')" 1 \
 	"--status --all --json: the same count"
 
 # ---- --history: columns, a timeline on a terminal ------------------------

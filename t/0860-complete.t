@@ -46,7 +46,7 @@ is "$(jget s.json complete)" true "--status --json: \"complete\": true"
 is "$(jget h.json 0.complete)" true "--history --json: the run's event, \"complete\": true"
 like "$(grep '"event":"run"' v.log)" '"complete":true' "--log run line: \"complete\":true"
 "$CBEXEC" --status --all --json >all.json
-like "$(cat all.json)" '"name":"v",.*"complete":true' "--status --all --json: \"complete\": true"
+like "$(cat all.json)" '"circuit":"v",.*"complete":true' "--status --all --json: \"complete\": true"
 like "$("$CBEXEC" --status v)" "complete: its status said the work is done" \
     "--status says so"
 cb -q --name v -- true

@@ -6,9 +6,15 @@
 # the runs that failed; the Kubernetes CronJob runs cbexec itself (exec
 # form), so a SIGTERM reaches it as PID 1; the systemd units pass
 # systemd-analyze verify and security, and the operator commands their
-# comments give find the circuit the unit runs.  A tool that is not
-# installed (Debian: cron, moreutils, systemd, util-linux's unshare) skips
-# what needs it, saying so.
+# comments give find the circuit the unit runs; and the resets cbexec and
+# its alert print (the OPEN block's RESET line, --status's, the
+# CbexecCircuitOpen annotation's, README's) work as printed with --metrics
+# in play: run as printed, with no --metrics, they clear the alert --
+# Debian's node_exporter serves the textfile the cron line wrote, and
+# promtool's rule test fed with what it served before and after fires, then
+# clears.  A tool that is not installed (Debian: cron, moreutils, systemd,
+# util-linux's unshare, prometheus, prometheus-node-exporter) skips what
+# needs it, saying so.
 . "$(dirname "$0")/lib.sh"
 CT=$TOP/contrib
 MAN=$TOP/man/cbexec.1
@@ -269,6 +275,93 @@ if command -v curl >/dev/null 2>&1; then
 	wait "$httpd" 2>/dev/null
 else
 	skip "curl not installed (Debian package curl): the ping recipes are not run"
+fi
+
+# --- the printed resets clear the alert ----------------------------------
+# A cron line writes its textfile where node_exporter reads (tf/); each
+# hint is taken from where cbexec (or the alert) prints it and run as it
+# stands, in an operator's shell, with this tree's cbexec on PATH.
+mkdir -p tf
+textfile() { cat "tf/cbexec-$1.prom"; }
+NE_PID=
+if command -v prometheus-node-exporter >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+	ne_port=$(perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 1)->sockport')
+	prometheus-node-exporter --web.listen-address="127.0.0.1:$ne_port" \
+	    --collector.disable-defaults --collector.textfile \
+	    --collector.textfile.directory="$SCRATCH/tf" >ne.log 2>&1 &
+	NE_PID=$!
+	ne_up() { curl -fsS -m 2 "http://127.0.0.1:$ne_port/metrics" >/dev/null 2>&1; }
+	poll_until 20 ne_up || { kill "$NE_PID" 2>/dev/null; wait "$NE_PID" 2>/dev/null; NE_PID=; }
+fi
+# served NAME OUT: what the exporter serves of circuit NAME (else the file).
+served() {
+	if [ -n "$NE_PID" ]; then
+		curl -fsS -m 2 "http://127.0.0.1:$ne_port/metrics" |
+		    grep -E "^cbexec_[a-z_]+\{circuit=\"$1\"" > "$2"
+	else
+		grep -v '^#' "tf/cbexec-$1.prom" > "$2"
+	fi
+}
+if [ -n "$NE_PID" ]; then
+	ok 0 "node_exporter serves the textfile directory on 127.0.0.1:$ne_port"
+else
+	skip "prometheus-node-exporter (or curl) not installed, or it did not answer: the textfiles are read directly"
+fi
+# alert_clears WHAT BEFORE AFTER: promtool's rule test on the two.
+alert_clears() {
+	if command -v promtool >/dev/null 2>&1; then
+		out=$(perl "$T_DIR/alertclears.pl" test "$CT/prometheus-alerts.yml" "$2" "$3" 2>&1)
+		rc=$?
+		is "$rc" 0 "promtool test rules: CbexecCircuitOpen fires, then clears after $1"
+		[ "$rc" -eq 0 ] || printf '%s\n' "$out" | sed 's/^/# /' | head -30
+	else
+		skip "promtool not installed (Debian package prometheus): the alert rules are not run"
+	fi
+}
+op() { (cd / && PATH="$SCRATCH/bin:$PATH" sh -c "$1") >/dev/null 2>&1; }
+# The OPEN block's RESET line.
+cbr() { "$CBEXEC" -q --no-prompt --progress exit --metrics "$SCRATCH/tf/cbexec-$1.prom" --name "$@"; }
+cbr blk --max-consecutive-errors 1 -- false 2> blk.err
+served blk blk.before
+is "$(sed -n 's/^cbexec_state{[^}]*} //p' blk.before)" 2 "the run that opens the circuit: served OPEN"
+hint=$(sed -n 's/^RESET: //p' blk.err)
+is "$hint" "cbexec --reset-circuit --name blk" "the OPEN block's RESET line"
+op "$hint"
+served blk blk.after
+is "$(sed -n 's/^cbexec_state{[^}]*} //p' blk.after)" 0 "... as printed (no --metrics): served CLOSED"
+alert_clears "the OPEN block's RESET" blk.before blk.after
+# --trip alone fires it; the alert's own annotation clears it.
+cbr ann -- true
+op "cbexec --trip --reason maintenance ann"
+served ann ann.before
+is "$(sed -n 's/^cbexec_state{[^}]*} //p' ann.before)" 2 "--trip alone: served OPEN"
+hint=$(perl "$T_DIR/alertclears.pl" render "$CT/prometheus-alerts.yml" ann.before 2>/dev/null |
+    sed -n 's/.*then `\([^`]*\)`.*/\1/p')
+is "$hint" 'cbexec --reset-circuit --reason "..." ann' "the alert's annotation: its reset"
+op "$hint"
+served ann ann.after
+is "$(sed -n 's/^cbexec_state{[^}]*} //p' ann.after)" 0 "... as printed: served CLOSED"
+alert_clears "the trip and the annotation's reset" ann.before ann.after
+# --status's reset line.
+cbr st --max-consecutive-errors 1 -- false 2>/dev/null
+served st st.before
+hint=$("$CBEXEC" --status st | sed -n 's/^reset: *//p')
+op "$hint"
+served st st.after
+is "$(sed -n 's/^cbexec_state{[^}]*} //p' st.after)" 0 "--status's reset as printed ($hint): served CLOSED"
+alert_clears "--status's reset" st.before st.after
+# README's, for its circuit nightly.
+cbr nightly --max-consecutive-errors 1 -- false 2>/dev/null
+served nightly nightly.before
+hint=$(grep -m1 '^cbexec --reset-circuit --reason ' "$README" | sed 's/ *#.*//')
+like "$hint" 'nightly$' "README's reset line ($hint)"
+op "$hint"
+served nightly nightly.after
+is "$(sed -n 's/^cbexec_state{[^}]*} //p' nightly.after)" 0 "... as printed: served CLOSED"
+alert_clears "README's reset" nightly.before nightly.after
+if [ -n "$NE_PID" ]; then
+	kill "$NE_PID" 2>/dev/null
+	wait "$NE_PID" 2>/dev/null
 fi
 
 # --- systemd units -----------------------------------------------------

@@ -161,7 +161,7 @@ event_init(struct cb_event *e, const struct cb_state *s,
 
 static void
 add_transition(struct cb_result *res, enum cb_circuit from,
-    enum cb_circuit to, const char *reason)
+    enum cb_circuit to, const char *reason, double now)
 {
 	struct cb_transition *t;
 
@@ -170,6 +170,7 @@ add_transition(struct cb_result *res, enum cb_circuit from,
 	t = &res->t[res->n++];
 	t->from = from;
 	t->to = to;
+	t->at = now;
 	copy_utf8(t->reason, sizeof(t->reason), reason);
 }
 
@@ -181,7 +182,7 @@ move_to(struct cb_state *s, const struct cb_limits *l,
 {
 	struct cb_event e;
 
-	add_transition(res, s->state, to, reason);
+	add_transition(res, s->state, to, reason, now);
 	event_init(&e, s, EV_STATE_CHANGE, now, reason, user);
 	e.from = (int)s->state;
 	e.to = (int)to;
@@ -573,6 +574,11 @@ record(struct cb_state *s, const struct cb_limits *l,
 		e.reason = run->ignored == CB_IGNORED_CLOSED ?
 		    (char *)"ignored: its output was closed downstream" :
 		    (char *)"ignored exit code";
+		/* how it ended, as for any run (the log says it too) */
+		copy_utf8(e.cls, sizeof(e.cls), (unsigned)run->cls <
+		    CB_CLASS_COUNT ? class_name(run->cls) : "");
+		if (run->cls != CB_CLASS_SUCCESS && run->type != NULL)
+			copy_utf8(e.type, sizeof(e.type), run->type);
 		breaker_add_event(s, l->history_size, &e);
 		return;
 	}
@@ -642,7 +648,7 @@ close_by_operator(struct cb_state *s, const struct cb_limits *l,
 
 	event_init(&e, s, kind, now, reason, user);
 	if (s->state != CB_CLOSED) {
-		add_transition(res, s->state, CB_CLOSED, reason);
+		add_transition(res, s->state, CB_CLOSED, reason, now);
 		e.from = (int)s->state;
 		e.to = CB_CLOSED;
 	}

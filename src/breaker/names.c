@@ -25,6 +25,7 @@ static const char *const class_names[] = {
 	"budget"
 };
 static const char *const skip_kind_names[] = { "phase", "task" };
+static const char *const output_kind_names[] = { "metrics", "log" };
 /* Same order as enum cb_cause; CAUSE_NONE is null in the file. */
 static const char *const cause_names[] = {
 	"", "no_progress", "errors", "limit"
@@ -145,6 +146,24 @@ skip_kind_from_name(const char *s, enum cb_skip_kind *k)
 	return 0;
 }
 
+const char *
+output_kind_name(enum cb_output_kind k)
+{
+	return (unsigned)k < NELEM(output_kind_names) ?
+	    output_kind_names[k] : "?";
+}
+
+int
+output_kind_from_name(const char *s, enum cb_output_kind *k)
+{
+	int i = lookup(output_kind_names, NELEM(output_kind_names), s);
+
+	if (i < 0)
+		return -1;
+	*k = (enum cb_output_kind)i;
+	return 0;
+}
+
 void
 breaker_default_limits(struct cb_limits *l)
 {
@@ -191,6 +210,17 @@ event_free(struct cb_event *e)
 }
 
 void
+output_free(struct cb_output *o)
+{
+	free(o->host);
+	free(o->path);
+	free(o->circuit);
+	free(o->store);
+	free(o->account);
+	memset(o, 0, sizeof(*o));
+}
+
+void
 breaker_free(struct cb_state *s)
 {
 	size_t i;
@@ -214,6 +244,9 @@ breaker_free(struct cb_state *s)
 		free(s->skips[i].user);
 	}
 	free(s->skips);
+	for (i = 0; i < s->n_outputs; i++)
+		output_free(&s->outputs[i]);
+	free(s->outputs);
 	for (i = 0; i < s->n_history; i++)
 		event_free(&s->history[i]);
 	free(s->history);
@@ -272,6 +305,8 @@ breaker_snapshot(const struct cb_state *s, struct cb_state *b)
 	b->stuck_task = NULL;
 	b->skips = NULL;
 	b->n_skips = 0;
+	b->outputs = NULL;
+	b->n_outputs = 0;
 	b->history = NULL;
 	b->n_history = 0;
 	b->unknown = NULL;

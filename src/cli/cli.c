@@ -175,7 +175,8 @@ static const struct opt opts[] = {
 	    "show the circuit (exit 120 when OPEN)" },
 	{ "reset-circuit", no_argument, 0, O_RESET, MODE(MODE_RESET),
 	    CAT_OPERATOR | NO_CONFIG, "",
-	    "close the circuit (waits up to 5s for the lock)" },
+	    "close the circuit (waits up to 5s for the lock);\n"
+	    "rewrites the textfiles and logs its runs wrote" },
 	{ "history", no_argument, 0, O_HISTORY, MODE(MODE_HISTORY),
 	    CAT_OPERATOR | NO_CONFIG, "",
 	    "the circuit's events, oldest first" },
@@ -183,8 +184,8 @@ static const struct opt opts[] = {
 	    CAT_OPERATOR | NO_CONFIG, "",
 	    "open the circuit by hand; no cooldown closes it" },
 	{ "json", no_argument, 0, O_JSON, FLAG(json), CAT_OPERATOR | NO_CONFIG,
-	    "", "with --status or --history: JSON (\"v\": 1;\n"
-	    "its fields: cbexec(1), JSON)" },
+	    "", "with --status, --history or --record: JSON\n"
+	    "(\"v\": 2; its fields: cbexec(1), JSON)" },
 	{ "last", required_argument, 0, O_LAST, COUNT(last, 1),
 	    CAT_OPERATOR | NO_CONFIG, " N",
 	    "with --history: only the last N events" },
@@ -891,8 +892,8 @@ static const struct {
 	unsigned modes;
 	const char *with;
 } verb_only[] = {
-	{ O_JSON, BIT(MODE_STATUS) | BIT(MODE_HISTORY),
-	    "--status or --history" },
+	{ O_JSON, BIT(MODE_STATUS) | BIT(MODE_HISTORY) | BIT(MODE_RECORD),
+	    "--status, --history or --record" },
 	{ O_LAST, BIT(MODE_HISTORY), "--history" },
 	{ O_REASON, BIT(MODE_RESET) | BIT(MODE_TRIP) | BIT(MODE_SKIP) |
 	    BIT(MODE_RESET_ACCOUNT),
@@ -1029,7 +1030,7 @@ static const char synopsis[] =
 "       cbexec --unskip P|T [CIRCUIT]\n"
 "       cbexec --record [--exit N] [--message TEXT | --stderr-file F]\n"
 "              [--stdout-file F] [--progress yes|no|auto] [--task T]\n"
-"              [--phase P] [CIRCUIT]            apply a run's result\n"
+"              [--phase P] [--json] [CIRCUIT]   apply a run's result\n"
 "       cbexec --allow-config [FILE]              approve a work tree's config\n"
 "       cbexec --reset-account NAME [--reason TEXT]  clear an account's gate\n"
 "       cbexec --help [all | CATEGORY] | --version\n";

@@ -288,39 +288,16 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 	return 0;
 }
 
-/* j with "v" first (the JSON of --status), j consumed; NULL when out of
- * memory. */
-static cJSON *
-with_v(cJSON *j)
-{
-	cJSON *o = j != NULL ? cJSON_CreateObject() : NULL, *it;
-
-	if (o == NULL ||
-	    cJSON_AddNumberToObject(o, "v", JSON_VOCABULARY) == NULL) {
-		cJSON_Delete(o);
-		cJSON_Delete(j);
-		return NULL;
-	}
-	while ((it = j->child) != NULL) {
-		cJSON_DetachItemViaPointer(j, it);
-		cJSON_AddItemToObject(o, it->string, it);
-	}
-	cJSON_Delete(j);
-	return o;
-}
-
-/* --status: the gate's rows under the circuit's (text), or the document
- * as the "account_gate" member of the state object (json), whose
- * "account" is the name.  1 when the gate
+/* --status: the gate's rows under the circuit's (text), or with json the
+ * document as one line of JSON in *json (malloc'd; the "account_gate" of
+ * the circuit's object), whose "account" is the name.  1 when the gate
  * refuses runs now, 0 when not, -1 on error (printed). */
 int
-gate_status(const struct options *o, struct store *st, const char *account,
-    const struct cb_state *s, FILE *f)
+gate_status(struct store *st, const char *account, FILE *f, char **json)
 {
 	struct cb_account a;
 	char err[4400], ts[80];
-	cJSON *j, *aj;
-	char *text;
+	cJSON *aj;
 	int rc, refusing;
 
 	rc = store_account_load(st, account, &a, err, sizeof(err));
@@ -331,21 +308,16 @@ gate_status(const struct options *o, struct store *st, const char *account,
 	}
 	refusing = a.gate == CB_OPEN && (a.retry_at < 0 ||
 	    a.retry_at > store_now(st));
-	if (o->json) {
-		j = with_v(state_to_json(s));
+	if (json != NULL) {
 		aj = account_to_json(&a);
-		if (j == NULL || aj == NULL ||
-		    !cJSON_AddItemToObject(j, "account_gate", aj) ||
-		    (text = cJSON_Print(j)) == NULL) {
+		if (aj == NULL || (*json = cJSON_PrintUnformatted(aj)) ==
+		    NULL) {
 			cJSON_Delete(aj);
-			cJSON_Delete(j);
 			breaker_account_free(&a);
 			fprintf(stderr, "cbexec: out of memory\n");
 			return -1;
 		}
-		fprintf(f, "%s\n", text);
-		free(text);
-		cJSON_Delete(j);
+		cJSON_Delete(aj);
 	} else {
 		fprintf(f, "%-20s %s  (gate %s", "account:", account,
 		    circuit_name(a.gate));

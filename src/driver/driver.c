@@ -48,7 +48,18 @@ save(struct inv *v)
 		fprintf(stderr, "cbexec: %s\n", err);
 		return -1;
 	}
+	v->outputs_new = 0;
 	return 0;
+}
+
+/* An invocation that saves nothing (a refusal, a skipped run) still puts
+ * a file new to the circuit on record, or a reset would never know to
+ * rewrite it (SPEC §11); once per file, so no refusal after it saves. */
+static void
+carry_outputs(struct inv *v)
+{
+	if (v->outputs_new)
+		(void)save(v);
 }
 
 /* The --metrics textfile says what the state now says: after a run, a
@@ -202,6 +213,7 @@ opened(struct inv *v, const struct status_report *st, int code)
 	struct cb_result res;
 	struct cb_state before;
 	char *guidance = NULL;
+	double t;
 	int choice;
 
 	report_open_block(&v->rep, &v->s, st, v->c->reset_hint);
@@ -219,10 +231,11 @@ again:
 			goto again;
 		}
 		breaker_snapshot(&v->s, &before);
+		t = now(v);
 		if (breaker_skip(&v->s, &v->o->limits, v->s.stuck_task != NULL ?
 		    SKIP_TASK : SKIP_PHASE, v->s.stuck_task != NULL ?
 		    v->s.stuck_task : v->s.phase, "skipped from the menu",
-		    getenv("USER"), now(v), &res) == -1) {
+		    getenv("USER"), t, &res) == -1) {
 			fprintf(stderr, "cbexec: cannot record the skip: %s\n",
 			    v->s.n_skips >= CB_SKIPS_MAX ? "too many skips "
 			    "kept (unskip some, or reset)" : "out of memory");
@@ -231,7 +244,7 @@ again:
 		if (save(v) == -1)
 			return CB_EXIT_ERROR;
 		report_skip(&v->rep, "skip", &res, &before, v->s.state,
-		    v->s.iteration);
+		    v->s.iteration, getenv("USER"), t);
 		inv_metrics(v);
 		return CB_EXIT_OK;
 	case 'm':
@@ -250,11 +263,13 @@ again:
 		/* FALLTHROUGH */
 	case 'r':
 		breaker_snapshot(&v->s, &before);
+		t = now(v);
 		breaker_reset(&v->s, &v->o->limits, choice == 'm' ?
 		    "reset with new guidance" : "reset from the menu",
-		    getenv("USER"), now(v), &res);
-		report_event(&v->rep, "reset", choice == 'm' ?
-		    "reset with new guidance" : "reset from the menu");
+		    getenv("USER"), t, &res);
+		report_act(&v->rep, "reset", choice == 'm' ?
+		    "reset with new guidance" : "reset from the menu",
+		    getenv("USER"), v->s.iteration, t);
 		report_result(v, &res, &before);
 		v->retry = 1;
 		if (save(v) == -1)
@@ -420,6 +435,7 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	struct cb_run run;
 	struct cb_result res;
 	struct run_report rr;
+	double at;
 	int progress, success, fatal;
 
 	success = d->c.cls == CB_CLASS_SUCCESS;
@@ -475,7 +491,8 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 		report_warn(&v->rep, "the provider's reset time was more than "
 		    "31 days ahead: waiting 31 days at most");
 
-	breaker_record(&v->s, &o->limits, &run, now(v), &res);
+	at = now(v);
+	breaker_record(&v->s, &o->limits, &run, at, &res);
 	/* --record and a killed run have no duration to tell. */
 	v->s.last_run_seconds = o->mode == MODE_RECORD || d->killed ? -1 :
 	    r->duration;
@@ -517,8 +534,9 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 
 	memset(&rr, 0, sizeof(rr));
 	rr.iteration = v->s.iteration;
+	rr.at = at;
 	rr.started = d->started;
-	rr.duration = r->duration;
+	rr.duration = v->s.last_run_seconds;
 	rr.exit_code = r->exec_errno ? run.exit_code : r->exit_code;
 	rr.signo = r->signo;
 	rr.timed_out = r->timed_out;
@@ -528,6 +546,7 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	rr.stopped = d->stop_type != NULL && strcmp(d->stop_type, "idle") != 0;
 	rr.c = &d->c;
 	rr.usage = d->have_usage ? &v->s.last_usage : NULL;
+	rr.task = run.task;
 	report_run(&v->rep, &rr);
 	/* The hook sees the counters that caused the transition. */
 	report_result(v, &res, &v->s);
@@ -730,6 +749,7 @@ admit(struct inv *v)
 	if (!go) {
 		/* Refused: opened here, by an operator or by another host,
 		 * and the textfile may not say so yet. */
+		carry_outputs(v);
 		inv_metrics(v);
 		if (waitable(v))
 			return ADMIT_WAIT;
@@ -737,8 +757,10 @@ admit(struct inv *v)
 		return v->rep.verbosity > -2 ? refuse(v) : CB_EXIT_OPEN;
 	}
 	/* The circuit admits the run; the provider's account may not. */
-	if ((rc = gate_admit(v)) == CB_EXIT_OPEN || rc == ADMIT_WAIT)
+	if ((rc = gate_admit(v)) == CB_EXIT_OPEN || rc == ADMIT_WAIT) {
+		carry_outputs(v);
 		inv_metrics(v);
+	}
 	return rc;
 }
 
@@ -771,6 +793,7 @@ skipped(struct inv *v, const char *task)
 	hint = unskip_hint(v->c->reset_hint, k->name);
 	report_skipped(&v->rep, k, hint, v->o->mode == MODE_RECORD);
 	free(hint);
+	carry_outputs(v);
 	inv_metrics(v);
 	return 1;
 }
@@ -953,6 +976,17 @@ inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 		    "(--agent%s): nothing is counted for %s",
 		    o->no_capture_stdout ? ", without --no-capture-stdout" :
 		    "", o->argv[0]);
+	/* The files this invocation writes are the circuit's (SPEC §11):
+	 * remembered, so that an operator's act rewrites them; and what
+	 * this host's files say is made true now, before anything runs (a
+	 * verb on another host of a shared store may have changed it). */
+	if ((rc = outputs_remember(&v->s, &v->rep, store_now(v->st))) == -1) {
+		fprintf(stderr, "cbexec: out of memory\n");
+		inv_end(v);
+		return CB_EXIT_ERROR;
+	}
+	v->outputs_new = rc;
+	outputs_refresh(&v->s, &v->rep, v->st, OUTPUTS_OWN);
 	/* A run of a cbexec that was killed is counted before anything
 	 * else happens to the circuit. */
 	if (v->killed.run > 0 && (rc = count_killed(v)) >= 0) {

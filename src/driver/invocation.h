@@ -41,6 +41,8 @@ struct inv {
 				 * (errno, said once): 125 at the end */
 	struct store_run killed;	/* the start record found under the
 					 * lock: a run never counted */
+	int outputs_new;	/* the state remembers a file of this
+				 * invocation that no save has carried yet */
 	int hot_said;		/* the hot --loop was warned of */
 };
 
@@ -119,13 +121,13 @@ int record(struct inv *v, const struct run_done *d, int *code, int *failed);
  * set) when --loop should sleep, else the exit status (120 refused, said
  * on stderr unless -q; 125, 123).  gate_learn: after the run d was
  * recorded, what it met goes into the gate; 0, or -1 with the message
- * printed.  gate_status: --status's rows for account (or --json's
- * "account_gate" member) on f; 1 when the gate refuses runs, 0 when not, -1 error.
+ * printed.  gate_status: --status's rows for account on f (or with json
+ * its document as one line of JSON, --json's "account_gate"); 1 when the gate refuses runs, 0 when not, -1 error.
  */
 int gate_admit(struct inv *v);
 int gate_learn(struct inv *v, const struct run_done *d, int ignored);
-int gate_status(const struct options *o, struct store *st,
-    const char *account, const struct cb_state *s, FILE *f);
+int gate_status(struct store *st, const char *account, FILE *f,
+    char **json);
 /* --status --all (text): one line per account of the store st. */
 void gate_list(FILE *f, struct store *st);
 
@@ -178,6 +180,33 @@ void circuit_store_cfg(const struct options *o, struct store_cfg *cfg,
  * the local state file instead, said on stderr: 1. */
 int circuit_store(const struct options *o, const struct circuit *c,
     struct store **st, int fallback);
+
+/*
+ * The files the circuit's runs write besides the state (outputs.c, SPEC
+ * §11).  outputs_remember: r's --metrics and --log file (not a stream)
+ * put on s's list for this host at time now: 1 when s changed so that a
+ * save must carry it (a file new to it, or other labels), 0 when only
+ * the time moved, -1 out of memory.  outputs_forget_gone: this host's
+ * files that are no longer there dropped from s; how many.
+ * outputs_open_logs: this host's logs other than r's --log added to r
+ * (reporter_add_log), so an operator's act is written there too.
+ * outputs_refresh: this host's textfiles other than r's --metrics
+ * rewritten from s with the labels they were written with (an account's
+ * gate read from st): with OUTPUTS_LOCKED in how (the circuit's lock
+ * held) when what they say changed, else only those that show an older
+ * generation of the state; with OUTPUTS_OWN r's --metrics too.  A file
+ * that is gone is not made anew.  outputs_host: this
+ * host's name as the records keep it.
+ */
+int outputs_remember(struct cb_state *s, const struct reporter *r,
+    double now);
+int outputs_forget_gone(struct cb_state *s);
+void outputs_open_logs(const struct cb_state *s, struct reporter *r);
+#define OUTPUTS_LOCKED 1	/* the circuit's lock is held */
+#define OUTPUTS_OWN 2		/* r's --metrics too */
+void outputs_refresh(const struct cb_state *s, struct reporter *r,
+    struct store *st, int how);
+const char *outputs_host(void);
 
 /* The working directory's circuit as it was kept before, in the tree. */
 #define LEGACY_STATE ".cbexec/state.json"

@@ -18,7 +18,16 @@
  * A verb that writes (a reset, a trip, a skip, an unskip) takes the lock,
  * and under it a start record whose run was never saved is a run whose
  * cbexec was killed: it is counted first, as a run would count it (SPEC
- * §11), and saved with the verb's change in the one save.
+ * §11), and saved with the verb's change in the one save.  What the verb
+ * did then reaches the views the runs keep on this host, --metrics and
+ * --log or not: every textfile of the state's outputs is rewritten and
+ * every log gets its events (outputs.c).  --status and --history, which
+ * take no lock, rewrite only this host's textfiles that show an older
+ * state than they read: an act on another host of a shared store reaches
+ * this host's files at its next invocation of any kind.
+ *
+ * --status shows who holds the circuit and the run going on (its start
+ * record), from store_holder(); --status --all each circuit's.
  *
  * --status --all reads every circuit of the store (store_list: the
  * NAME.json of the state directory, or the keys of a shared store),
@@ -105,26 +114,72 @@ load(const struct options *o, const struct circuit *c, struct store **st,
 	return 0;
 }
 
+/* What this host's textfiles of the circuit show made true, if they show
+ * an older state than s (SPEC §11: an act on another host of a shared
+ * store, seen here at this host's next invocation of any kind).  No lock
+ * is held: only files that are behind are written. */
+static void
+refresh(const char *label, const struct cb_state *s, struct store *st)
+{
+	struct reporter r;
+
+	memset(&r, 0, sizeof(r));
+	r.log_fd = -1;
+	r.label = label;
+	r.verbosity = -2;
+	r.account_gate = -1;
+	outputs_refresh(s, &r, st, 0);
+}
+
+/* Who holds the circuit, into row (nothing when the store cannot tell:
+ * --status goes on). */
+static void
+holder_of(struct store *st, const char *name, struct status_row *row)
+{
+	char err[512], host[HOSTNAME_KEPT + 1];
+
+	if (store_holder(st, name, row->s, &row->holder, err,
+	    sizeof(err)) == -1)
+		return;
+	store_hostname(host, sizeof(host));
+	row->remote = row->holder.pid > 0 &&
+	    strcmp(row->holder.host, host) != 0;
+}
+
 int
 ops_status(const struct options *o, const struct circuit *c)
 {
 	struct cb_state s;
+	struct status_row row;
 	const char *account;
 	struct store *st = NULL;
+	char key[4400], *acct = NULL;
 	int open, gate = 0;
 
 	if (load(o, c, &st, &s) == -1) {
 		store_close(st);
 		return CB_EXIT_ERROR;
 	}
+	refresh(c->label, &s, st);
+	memset(&row, 0, sizeof(row));
+	row.name = c->label;
+	row.path = store_key(st, key, sizeof(key));
+	row.s = &s;
+	row.retry_at = s.retry_at;
+	holder_of(st, NULL, &row);
 	/* --account, else the one the circuit last ran with. */
 	account = o->account != NULL ? o->account : s.account;
-	/* With an account, --json's object carries its gate. */
-	if (account == NULL || !o->json)
-		report_status(stdout, &s, c->label, c->reset_hint, o->json,
+	/* JSON: the account's document inside the circuit's object; text:
+	 * its rows after the circuit's. */
+	if (account != NULL && o->json)
+		gate = gate_status(st, account, stdout, &acct);
+	if (gate != -1)
+		report_status(stdout, &row, c->reset_hint, o->json, acct,
 		    store_now(st));
-	if (account != NULL &&
-	    (gate = gate_status(o, st, account, &s, stdout)) == -1) {
+	if (account != NULL && !o->json)
+		gate = gate_status(st, account, stdout, NULL);
+	free(acct);
+	if (gate == -1) {
 		breaker_free(&s);
 		store_close(st);
 		return CB_EXIT_ERROR;
@@ -145,7 +200,8 @@ ops_history(const struct options *o, const struct circuit *c)
 		store_close(st);
 		return CB_EXIT_ERROR;
 	}
-	report_history(stdout, &s, o->last, o->json,
+	refresh(c->label, &s, st);
+	report_history(stdout, &s, c->label, o->last, o->json,
 	    terminal_width(STDOUT_FILENO));
 	breaker_free(&s);
 	store_close(st);
@@ -269,6 +325,8 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 	struct store_run killed;
 	struct store *st = NULL;
 	char err[4400], err2[4400], aside[4200] = "", where[4400];
+	const char *user = getenv("USER");
+	double now;
 	int rc = CB_EXIT_ERROR, i, ld, loaded = 0, reset = op == OP_RESET,
 	    create = op == OP_TRIP && o->create;
 
@@ -312,13 +370,19 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 		goto out;
 	}
 	loaded = 1;
+	now = store_now(st);
+	/* What happens here goes to the logs the runs write too (SPEC §11). */
+	outputs_open_logs(&s, &rep);
 	/* The run of a cbexec that was killed counts before the verb. */
 	if (ld >= 0 && killed.run > 0 && count_killed(o, &s, &killed,
-	    store_now(st), &rep) == -1)
+	    now, &rep) == -1)
 		goto out;
 	breaker_snapshot(&s, &before);
-	if (apply(o, &s, op, store_now(st), &res, &unskip) == -1)
+	if (apply(o, &s, op, now, &res, &unskip) == -1)
 		goto out;
+	/* Of the files the circuit's runs write (SPEC §11), one that is
+	 * gone is forgotten. */
+	outputs_forget_gone(&s);
 	if (store_save(st, &s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cbexec: %s\n", err);
 		/* The corrupt state is gone from its place already: that
@@ -335,19 +399,25 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 	}
 	if (op == OP_SKIP || op == OP_UNSKIP)
 		report_skip(&rep, op == OP_SKIP ? "skip" : "unskip", &res,
-		    &before, s.state, s.iteration);
+		    &before, s.state, s.iteration, user, now);
 	else {
-		report_event(&rep, reset ? "reset" : "trip",
-		    s.open_reason != NULL && !reset ? s.open_reason :
-		    o->reason);
+		/* In the words of the history's event. */
+		report_act(&rep, reset ? "reset" : "trip", !reset ?
+		    s.open_reason : o->reason != NULL && o->reason[0] != '\0' ?
+		    o->reason : "reset by operator", user, s.iteration, now);
 		for (i = 0; i < res.n; i++)
 			report_transition(&rep, &res.t[i], &before,
 			    s.iteration);
 		if (unskip.why[0] != '\0')
-			report_event(&rep, "unskip", unskip.why);
+			report_act(&rep, "unskip", unskip.why, user,
+			    s.iteration, now);
 	}
+	/* Every textfile the runs write on this host says what the state
+	 * now says, --metrics or not: the operator cannot know which file a
+	 * cron line wrote. */
 	if (report_metrics(&rep, &s, err, sizeof(err)) == -1)
 		report_warn(&rep, "%s", err);
+	outputs_refresh(&s, &rep, st, OUTPUTS_LOCKED);
 	/* The state is saved; an interrupt (in the hook) still says so. */
 	rc = sup_aborted() ? CB_EXIT_ABORT : CB_EXIT_OK;
 out:
@@ -402,7 +472,6 @@ ops_status_all(const struct options *o)
 	struct status_row *rows = NULL;
 	struct cb_state *states = NULL;
 	struct store *st = NULL;
-	struct store_run run;
 	char err[4400], **names = NULL, **paths = NULL, **errs = NULL;
 	char where[4200];
 	size_t n = 0, i;
@@ -443,8 +512,8 @@ ops_status_all(const struct options *o)
 	for (i = 0; i < n; i++) {
 		rows[i].name = names[i];
 		rows[i].retry_at = -1;
-		ld = store_get_json(st, names[i], &states[i], &j, &run,
-		    where, sizeof(where), err, sizeof(err));
+		ld = store_get_json(st, names[i], &states[i], &j, where,
+		    sizeof(where), err, sizeof(err));
 		if ((paths[i] = strdup(where)) == NULL) {
 			if (ld >= 0) {
 				breaker_free(&states[i]);
@@ -461,7 +530,9 @@ ops_status_all(const struct options *o)
 			continue;
 		}
 		rows[i].s = &states[i];
-		rows[i].running_pid = run.pid;
+		holder_of(st, names[i], &rows[i]);
+		if (ld == 0)
+			refresh(names[i], &states[i], st);
 		rows[i].retry_at = json_time(j, "retry_at");
 		cJSON_Delete(j);
 		if (states[i].state == CB_OPEN)

@@ -21,7 +21,9 @@
  * (unless --follow-symlinks), non-blocking, and only when regular: a FIFO
  * at the path is an error, never a hang.  Only the tail is read, so a
  * file of any size costs at most --capture-bytes.  --record prints nothing
- * unless asked (-v): the exit status says what happened.
+ * unless asked (-v): the exit status says what happened; --json prints it
+ * as one JSON object, built from the events it logged (the reporter
+ * collects a copy of each) and the state it saved.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cJSON.h>
 
 #include "driver.h"
 #include "invocation.h"
@@ -158,6 +162,81 @@ oom:
 	return -1;
 }
 
+/* What --record --json prints: built at the end of driver_record(), the
+ * exit status added by driver_record_json(). */
+static cJSON *decided;
+
+/* The document of what the record did: its run's event (null when it was
+ * refused or its phase or task skipped), the transitions, the skip that
+ * turned it away, and the circuit's state after it. */
+static void
+decide(struct inv *v)
+{
+	cJSON *events = v->rep.collect, *e, *ev, *run = NULL, *skipped = NULL,
+	    *changes, *ts;
+	char now[40];
+
+	v->rep.collect = NULL;
+	if ((decided = cJSON_CreateObject()) == NULL ||
+	    (changes = cJSON_CreateArray()) == NULL) {
+		cJSON_Delete(decided);
+		decided = NULL;
+		cJSON_Delete(events);
+		return;
+	}
+	cJSON_ArrayForEach(e, events) {
+		ev = cJSON_GetObjectItemCaseSensitive(e, "event");
+		if (!cJSON_IsString(ev))
+			continue;
+		if (strcmp(ev->valuestring, "run") == 0)
+			run = e;
+		else if (strcmp(ev->valuestring, "skipped") == 0)
+			skipped = e;
+		else if (strcmp(ev->valuestring, "state_change") == 0)
+			cJSON_AddItemReferenceToArray(changes, e);
+	}
+	ts = run != NULL ? cJSON_GetObjectItemCaseSensitive(run,
+	    "timestamp") : NULL;
+	cJSON_AddNumberToObject(decided, "v", JSON_VOCABULARY);
+	cJSON_AddStringToObject(decided, "timestamp", cJSON_IsString(ts) ?
+	    ts->valuestring : iso8601(store_now(v->st), now, sizeof(now)));
+	cJSON_AddStringToObject(decided, "circuit", v->c->label);
+	cJSON_AddStringToObject(decided, "event", "record");
+	cJSON_AddItemToObject(decided, "run", run != NULL ?
+	    cJSON_Duplicate(run, 1) : cJSON_CreateNull());
+	/* the run reported the work done (SPEC §11) */
+	cJSON_AddBoolToObject(decided, "complete", run != NULL &&
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "complete")));
+	cJSON_AddItemToObject(decided, "transitions",
+	    cJSON_Duplicate(changes, 1));
+	cJSON_AddItemToObject(decided, "skipped", skipped != NULL ?
+	    cJSON_Duplicate(skipped, 1) : cJSON_CreateNull());
+	cJSON_AddStringToObject(decided, "state", circuit_name(v->s.state));
+	if (report_reason(&v->s) != NULL)
+		cJSON_AddStringToObject(decided, "reason",
+		    report_reason(&v->s));
+	else
+		cJSON_AddNullToObject(decided, "reason");
+	cJSON_Delete(changes);
+	cJSON_Delete(events);
+}
+
+void
+driver_record_json(FILE *f, int status)
+{
+	char *p;
+
+	if (decided == NULL)
+		return;
+	cJSON_AddNumberToObject(decided, "exit_status", status);
+	if ((p = cJSON_PrintUnformatted(decided)) != NULL) {
+		fprintf(f, "%s\n", p);
+		cJSON_free(p);
+	}
+	cJSON_Delete(decided);
+	decided = NULL;
+}
+
 int
 driver_record(struct options *o, const struct circuit *c)
 {
@@ -176,6 +255,13 @@ driver_record(struct options *o, const struct circuit *c)
 	if ((rc = inv_begin(&v, o, c)) >= 0) {
 		run_done_free(&d);
 		return rc;
+	}
+	/* --json: what is logged from here on is what it decided. */
+	if (o->json && (v.rep.collect = cJSON_CreateArray()) == NULL) {
+		fprintf(stderr, "cbexec: out of memory\n");
+		run_done_free(&d);
+		inv_end(&v);
+		return CB_EXIT_ERROR;
 	}
 	if (!d.st.present && d.st.warning[0] != '\0')
 		report_warn(&v.rep, "status block: %s", d.st.warning);
@@ -203,6 +289,9 @@ driver_record(struct options *o, const struct circuit *c)
 	if ((rc = record(&v, &d, &code, &failed)) < 0)
 		rc = code;
 out:
+	/* A failure of cbexec's own (125) decided nothing: said on stderr. */
+	if (v.rep.collect != NULL && rc != CB_EXIT_ERROR)
+		decide(&v);
 	run_done_free(&d);
 	inv_end(&v);
 	return rc;

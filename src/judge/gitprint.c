@@ -1,29 +1,25 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The "git" progress fingerprint (SPEC §3.1) and the check for a git work
- * tree.
+ * git run safely for the "git" progress source (SPEC §3.1, §6, §11), and
+ * the check for a git work tree.  gitsnap.c takes the snapshot itself.
  *
- * A fingerprint is a SHA-256 taken before and after a run; the caller only
- * compares the two.  "git" hashes what git prints (HEAD, the diff against
- * it, and lstat data for each untracked non-ignored path), streamed from a
- * pipe so a large diff never sits in memory.  Each section's byte count is
- * hashed after it, so bytes cannot move from one section to the next
- * unnoticed.  git runs directly (no shell) through child_spawn in child.c,
- * bounded in time and interruptible, with GIT_OPTIONAL_LOCKS=0 so it
- * never takes index.lock from under the command being watched.
+ * git runs directly (no shell) through child_spawn in child.c, bounded in
+ * time and interruptible, with GIT_OPTIONAL_LOCKS=0 so it never takes
+ * index.lock from under the command being watched.
  *
  * The repository is the command's: its .git/config may name programs git
- * would run while it diffs (core.fsmonitor, the clean and process
- * programs of filter drivers, textconv and external diff drivers, hooks,
- * the transport of a lazy fetch).  None of them may run as the operator:
- * the diff drivers are off by option, submodules are compared by commit
- * only (a dirty check would run git status inside each, under their own
- * configuration), and the rest is overridden through GIT_CONFIG_COUNT --
- * every filter driver the configuration defines emptied, found with
- * "git config", which runs no program itself.
+ * would run while it compares files (core.fsmonitor, the clean and
+ * process programs of filter drivers, textconv and external diff drivers,
+ * hooks, the transport of a lazy fetch).  None of them may run as the
+ * operator: the diff drivers are off by option, submodules are compared by
+ * commit only (a dirty check would run git status inside each, under
+ * their own configuration), and the rest is overridden through
+ * GIT_CONFIG_COUNT -- every filter driver the configuration defines
+ * emptied, found with "git config", which runs no program itself.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,14 +30,10 @@
 
 #include "judge.h"
 #include "run.h"
+#include "gitrun.h"
 
 extern char **environ;
 
-/* The probe as a whole is given a deadline, and each git command what
- * is left of it and of the --budget (child_bound): a repository slow
- * beyond it, or a FIFO git was pointed at, fails the fingerprint (a
- * warning); it does not hold cbexec. */
-#define GIT_TIMEOUT	120.0
 /* Why the last probe failed, when it is known. */
 static char git_why[PATH_MAX * 2 + 64];
 /* More filter drivers than this and the fingerprint is not taken. */
@@ -66,12 +58,6 @@ static const char *const safe_config[][2] = {
 static const char *const safe_env[] = {
 	"GIT_OPTIONAL_LOCKS=0", "GIT_NO_LAZY_FETCH=1",
 	"GIT_ALLOW_PROTOCOL=none", "GIT_TERMINAL_PROMPT=0",
-};
-
-struct gitenv {
-	char **v;		/* environ entries, then ours (owned) */
-	size_t n, cap, borrowed;
-	int count;		/* GIT_CONFIG_COUNT so far */
 };
 
 static int
@@ -165,7 +151,18 @@ fail:
 	return -1;
 }
 
-typedef int (*sink_fn)(void *ctx, const char *p, size_t n);
+void
+git_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	git_why[0] = '\0';
+	if (fmt == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(git_why, sizeof(git_why), fmt, ap);
+	va_end(ap);
+}
 
 /*
  * Run git in a process group of its own with env, feeding its stdout to
@@ -173,8 +170,8 @@ typedef int (*sink_fn)(void *ctx, const char *p, size_t n);
  * code, or -1 when it could not run, was killed, timed out or cbexec was
  * interrupted.
  */
-static int
-run_git(const char *const *args, char **env, double until, sink_fn sink,
+int
+git_run(const char *const *args, char **env, double until, git_sink sink,
     void *ctx)
 {
 	int fd, st, rc;
@@ -251,7 +248,7 @@ neutralise_filters(struct gitenv *e, double until)
 	/* The environment so far, sealed for this one run. */
 	if (env_seal(e) == -1)
 		return -1;
-	rc = run_git(args, e->v, until, names_sink, &nm);
+	rc = git_run(args, e->v, until, names_sink, &nm);
 	free(e->v[--e->n]);
 	e->v[e->n] = NULL;
 	/* 1: no filter is configured at all. */
@@ -282,8 +279,9 @@ neutralise_filters(struct gitenv *e, double until)
 	return 0;
 }
 
+/* What git printed, the first PATH_MAX + 15 bytes of it. */
 struct capture {
-	char b[64];
+	char b[PATH_MAX + 16];
 	size_t n;
 };
 
@@ -368,9 +366,9 @@ not_regular(const char *dir, const char *name, char *why, size_t len)
 }
 
 static int
-git_files_safe(void)
+git_files_safe(char top[PATH_MAX])
 {
-	char top[PATH_MAX], gd[PATH_MAX + 8], why[PATH_MAX * 2];
+	char gd[PATH_MAX + 8], why[PATH_MAX * 2];
 	const char *env = getenv("GIT_DIR");
 	struct stat st;
 	size_t i;
@@ -406,13 +404,48 @@ progress_git_error(void)
 	return git_why[0] != '\0' ? git_why : NULL;
 }
 
+/*
+ * The work tree's top directory, which git status -z names its paths
+ * from, as git said it (top_git), and the directory holding the .git that
+ * was found from the working directory when it was asked (top_dot): it is
+ * asked again only when that changes (a repository made inside the one it
+ * was).
+ */
+static char top_git[PATH_MAX], top_dot[PATH_MAX];
+static int top_known;
+
+/* "true\nTOP\n" from rev-parse: remembered, 1; else 0. */
+static int
+top_keep(const struct capture *c, const char *dot, int inside)
+{
+	const char *t = c->b;
+	size_t n = c->n;
+
+	if (inside) {
+		if (strncmp(t, "true\n", 5) != 0)
+			return 0;
+		t += 5;
+		n -= 5;
+	}
+	if (n < 2 || t[n - 1] != '\n' || t[0] != '/' || n > PATH_MAX ||
+	    memchr(t, '\0', n) != NULL)
+		return 0;
+	memcpy(top_git, t, n - 1);
+	top_git[n - 1] = '\0';
+	snprintf(top_dot, sizeof(top_dot), "%s", dot);
+	top_known = 1;
+	return 1;
+}
+
 int
 progress_in_git(void)
 {
 	static const char *const args[] = {
-		"git", "rev-parse", "--is-inside-work-tree", NULL
+		"git", "rev-parse", "--is-inside-work-tree", "--show-toplevel",
+		NULL
 	};
 	struct capture c = { "", 0 };
+	char dot[PATH_MAX];
 	struct gitenv e;
 	int rc;
 
@@ -422,187 +455,55 @@ progress_in_git(void)
 		return 0;
 	/* A work tree whose files git would hang on: the probe says so
 	 * at each run (its fingerprint fails), never a quiet "exit". */
-	if (!git_files_safe())
+	if (!git_files_safe(dot))
 		return 1;
 	if (env_init(&e) == -1 || env_seal(&e) == -1) {
 		env_free(&e);
 		return 0;
 	}
-	rc = run_git(args, e.v, mono_now() + GIT_TIMEOUT, capture_sink, &c);
+	/* Outside a work tree (inside .git, a bare repository) the top
+	 * cannot be shown: git says so and exits 128. */
+	rc = git_run(args, e.v, mono_now() + GIT_TIMEOUT, capture_sink, &c);
 	env_free(&e);
 	if (rc != 0)
 		return 0;
-	return strcmp(c.b, "true\n") == 0 || strcmp(c.b, "true") == 0;
-}
-
-/* Hashes a section; its byte count is appended so sections can't blur. */
-struct dsink {
-	struct digest *d;
-	uint64_t n;
-	char *path;		/* untracked: the path being read */
-	size_t plen, pcap;
-	const char *skip;	/* a path left out, or NULL */
-};
-
-static int
-digest_sink(void *ctx, const char *p, size_t n)
-{
-	struct dsink *s = ctx;
-
-	s->n += n;
-	return digest_update(s->d, p, n);
-}
-
-static int
-section_end(struct dsink *s)
-{
-	uint64_t n = s->n;
-
-	s->n = 0;
-	return digest_update(s->d, &n, sizeof(n));
-}
-
-/* a and b name the same directory entry: the same name in the same
- * directory (the file itself may have been replaced meanwhile). */
-static int
-same_file(const char *a, const char *b)
-{
-	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
-	char da[PATH_MAX], db[PATH_MAX];
-	struct stat sa, sb;
-
-	if (strcmp(ba != NULL ? ba + 1 : a, bb != NULL ? bb + 1 : b) != 0)
-		return 0;
-	if (file_dir_of(a, da, sizeof(da)) == -1 ||
-	    file_dir_of(b, db, sizeof(db)) == -1 ||
-	    stat(da, &sa) == -1 || stat(db, &sb) == -1)
-		return 0;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* One untracked path: the path and its lstat data (or none if gone). */
-static int
-hash_untracked(struct dsink *s)
-{
-	struct stat st;
-	int64_t rec[4] = { -1, -1, -1, -1 };
-
-	if (s->skip != NULL && same_file(s->path, s->skip)) {
-		s->plen = 0;
-		return 0;
-	}
-	if (lstat(s->path, &st) == 0) {
-		rec[0] = st.st_size;
-		rec[1] = st.st_mtim.tv_sec;
-		rec[2] = st.st_mtim.tv_nsec;
-		rec[3] = st.st_mode;
-	}
-	s->n++;
-	if (digest_update(s->d, s->path, s->plen + 1) == -1 ||
-	    digest_update(s->d, rec, sizeof(rec)) == -1)
-		return -1;
-	s->plen = 0;
-	return 0;
-}
-
-static int
-untracked_sink(void *ctx, const char *p, size_t n)
-{
-	struct dsink *s = ctx;
-	const char *end = p + n, *z;
-	size_t len;
-	char *np;
-
-	while (p < end) {
-		z = memchr(p, '\0', (size_t)(end - p));
-		len = (size_t)((z != NULL ? z : end) - p);
-		if (s->plen + len + 1 > s->pcap) {
-			s->pcap = (s->plen + len + 1) * 2;
-			if ((np = realloc(s->path, s->pcap)) == NULL)
-				return -1;
-			s->path = np;
-		}
-		memcpy(s->path + s->plen, p, len);
-		s->plen += len;
-		s->path[s->plen] = '\0';
-		if (z == NULL)
-			break;
-		if (hash_untracked(s) == -1)
-			return -1;
-		p = z + 1;
-	}
-	return 0;
+	/* The snapshots need the top: asked here, it costs no git more. */
+	return top_keep(&c, dot, 1);
 }
 
 int
-progress_git(char hex[DIGEST_HEX_LEN + 1])
+git_begin(struct gitenv *e, char top[PATH_MAX], double until)
 {
-	return progress_git_except(hex, NULL);
-}
+	static const char *const args[] = {
+		"git", "rev-parse", "--show-toplevel", NULL
+	};
+	struct capture c = { "", 0 };
+	char dot[PATH_MAX];
 
-int
-progress_git_except(char hex[DIGEST_HEX_LEN + 1], const char *skip)
-{
-	static const char *const head[] = {
-		"git", "--no-pager", "rev-parse", "-q", "--verify", "HEAD", NULL
-	};
-	static const char *const diff_head[] = {
-		"git", "--no-pager", "diff", "--no-ext-diff", "--no-textconv",
-		"--no-color", "--ignore-submodules=dirty", "--binary", "HEAD",
-		"--", NULL
-	};
-	static const char *const diff_cached[] = {
-		"git", "--no-pager", "diff", "--no-ext-diff", "--no-textconv",
-		"--no-color", "--ignore-submodules=dirty", "--binary",
-		"--cached", NULL
-	};
-	static const char *const diff_tree[] = {
-		"git", "--no-pager", "diff", "--no-ext-diff", "--no-textconv",
-		"--no-color", "--ignore-submodules=dirty", "--binary", NULL
-	};
-	/* ":/" covers the whole work tree even from a subdirectory. */
-	static const char *const others[] = {
-		"git", "--no-pager", "ls-files", "-z", "--others", "--exclude-standard",
-		"--", ":/", NULL
-	};
-	struct dsink s = { NULL, 0, NULL, 0, 0, skip };
-	struct gitenv e;
-	double until = mono_now() + GIT_TIMEOUT;
-	char **env;
-	int rc;
-
-	git_why[0] = '\0';
-	if (!git_files_safe() || env_init(&e) == -1)
+	git_fail(NULL);
+	if (!git_files_safe(dot) || env_init(e) == -1)
 		return -1;
-	if (neutralise_filters(&e, until) == -1 || env_seal(&e) == -1 ||
-	    (s.d = digest_new()) == NULL) {
-		env_free(&e);
-		return -1;
-	}
-	env = e.v;
-	/* Exit 1 with no output: a repository without commits yet. */
-	if ((rc = run_git(head, env, until, digest_sink, &s)) != 0 && rc != 1)
+	if (neutralise_filters(e, until) == -1 || env_seal(e) == -1)
 		goto fail;
-	if (section_end(&s) == -1)
-		goto fail;
-	if (rc == 0) {
-		if (run_git(diff_head, env, until, digest_sink, &s) != 0)
+	if (!top_known || strcmp(top_dot, dot) != 0) {
+		top_known = 0;
+		if (git_run(args, e->v, until, capture_sink, &c) != 0)
 			goto fail;
-	} else if (run_git(diff_cached, env, until, digest_sink, &s) != 0 ||
-	    section_end(&s) == -1 ||
-	    run_git(diff_tree, env, until, digest_sink, &s) != 0)
-		goto fail;
-	if (section_end(&s) == -1 ||
-	    run_git(others, env, until, untracked_sink, &s) != 0 ||
-	    (s.plen > 0 && hash_untracked(&s) == -1) ||
-	    section_end(&s) == -1)
-		goto fail;
-	free(s.path);
-	env_free(&e);
-	return digest_final(s.d, hex);
+		if (!top_keep(&c, dot, 0)) {
+			git_fail("git rev-parse --show-toplevel printed no "
+			    "directory");
+			goto fail;
+		}
+	}
+	memcpy(top, top_git, sizeof(top_git));
+	return 0;
 fail:
-	free(s.path);
-	env_free(&e);
-	digest_abort(s.d);
+	env_free(e);
 	return -1;
+}
+
+void
+git_end(struct gitenv *e)
+{
+	env_free(e);
 }

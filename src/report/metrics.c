@@ -23,7 +23,12 @@
  *
  * The file is rewritten after every run, transition, refusal and
  * operator command, but only when what it says has changed: a cron line
- * refused every ten minutes by an OPEN circuit writes it once.
+ * refused every ten minutes by an OPEN circuit writes it once.  Its
+ * first line, a comment, names the generation of the state it shows ("#
+ * cbexec state generation N"): a reader that holds no lock (--status on a
+ * host of a shared store, driver/outputs.c) rewrites only a file that
+ * shows an older one, so it never puts back what a lock holder has just
+ * written over it.
  *
  * The text is built in memory and the file replaced atomically (temp file
  * "FILE.XXXXXX" in the same directory, fsync, rename) so node_exporter
@@ -31,8 +36,9 @@
  * collector skips it meanwhile.  Only a regular file is ever replaced (a
  * link is refused unless --follow-symlinks, when its target is written;
  * a device or FIFO never), and temp files a killed cbexec left behind are
- * removed by the next write: every writer of the file holds the circuit's
- * lock while it writes, so none of them is a live writer's.
+ * removed by the next write under the circuit's lock, whose holders are
+ * the only other writers (without the lock, METRICS_NEWER leaves them:
+ * they may be a live writer's).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -244,6 +250,8 @@ reason_kind(const struct cb_state *s)
 	return "other";
 }
 
+#define GENERATION_LINE "# cbexec state generation "
+
 static char *
 metrics_text(const struct reporter *r, const struct cb_state *s,
     size_t *len)
@@ -260,6 +268,9 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 		free(l);
 		return NULL;
 	}
+	/* Which state the file shows: a reader without the lock rewrites
+	 * only a file that shows an older one (report_metrics_file()). */
+	fprintf(f, "%s%ld\n", GENERATION_LINE, s->generation);
 	put_head(f, "cbexec_state", "gauge",
 	    "Circuit state (0 CLOSED, 1 HALF_OPEN, 2 OPEN).");
 	put_long(f, "cbexec_state", l, NULL, (long)s->state);
@@ -382,9 +393,37 @@ same_text(const char *path, const char *text, size_t len)
 	return same;
 }
 
+long
+report_metrics_generation(const char *path)
+{
+	char buf[128], *end;
+	ssize_t n;
+	long g;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= (ssize_t)strlen(GENERATION_LINE))
+		return -1;
+	buf[n] = '\0';
+	if (strncmp(buf, GENERATION_LINE, strlen(GENERATION_LINE)) != 0)
+		return -1;
+	g = strtol(buf + strlen(GENERATION_LINE), &end, 10);
+	return *end == '\n' && g >= 0 ? g : -1;
+}
+
 int
 report_metrics(struct reporter *r, const struct cb_state *s, char *err,
     size_t errlen)
+{
+	return report_metrics_file(r, s, 0, err, errlen) < 0 ? -1 : 0;
+}
+
+int
+report_metrics_file(struct reporter *r, const struct cb_state *s, int flags,
+    char *err, size_t errlen)
 {
 	const char *path = r->metrics_path;
 	char *text = NULL, *tmp = NULL, real[PATH_MAX];
@@ -394,6 +433,14 @@ report_metrics(struct reporter *r, const struct cb_state *s, char *err,
 	int fd = -1;
 
 	if (path == NULL)
+		return 0;
+	if ((flags & (METRICS_EXISTING | METRICS_NEWER)) &&
+	    lstat(path, &st) == -1 && errno == ENOENT)
+		return 1;
+	/* Without the lock: only a file of ours that shows an older state
+	 * (a lock holder may be writing a newer one this very moment). */
+	if ((flags & METRICS_NEWER) && (stat(path, &st) == -1 ||
+	    st.st_uid != geteuid() || report_metrics_generation(path) >= s->generation))
 		return 0;
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		if (!r->follow) {
@@ -409,7 +456,9 @@ report_metrics(struct reporter *r, const struct cb_state *s, char *err,
 		snprintf(err, errlen, "--metrics %s: not a regular file", path);
 		return -1;
 	}
-	remove_stale_temps(path);
+	/* A temp file is a dead writer's only under the lock. */
+	if (!(flags & METRICS_NEWER))
+		remove_stale_temps(path);
 	if ((text = metrics_text(r, s, &len)) == NULL ||
 	    (tmp = malloc(strlen(path) + 8)) == NULL) {
 		errno = ENOMEM;

@@ -203,7 +203,8 @@ log_analysis(cJSON *o, const struct stuck_analysis *a)
 static void
 log_skips(cJSON *o, const struct cb_state *s)
 {
-	cJSON *arr = cJSON_AddArrayToObject(o, "skipped"), *k;
+	/* named as the state's skip records */
+	cJSON *arr = cJSON_AddArrayToObject(o, "skips"), *k;
 	char at[40];
 	size_t i;
 

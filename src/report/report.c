@@ -79,6 +79,7 @@ report_run(struct reporter *r, const struct run_report *rr)
 
 	if (r->verbosity >= 0) {
 		char how[64], tail[32] = "", used[160] = "";
+		double secs = rr->duration > 0 ? rr->duration : 0;
 
 		if (rr->stopped)
 			snprintf(how, sizeof(how), "was stopped");
@@ -97,13 +98,13 @@ report_run(struct reporter *r, const struct run_report *rr)
 			usage_words(rr->usage, used, sizeof(used));
 		if (rr->ignored)
 			say(r, NULL, "run %ld %s after %.2fs%s: ignored "
-			    "(%s)", rr->iteration, how, rr->duration, used,
+			    "(%s)", rr->iteration, how, secs, used,
 			    rr->ignored == CB_IGNORED_CLOSED ? "its output "
 			    "was closed downstream" : "--ignore-exit-codes");
 		else if (failed)
 			/* "timeout: ...", never "timeout timeout: ..." */
 			say(r, NULL, "run %ld %s after %.2fs%s: %s%s%s%s%s%s",
-			    rr->iteration, how, rr->duration, used,
+			    rr->iteration, how, secs, used,
 			    class_name(c->cls), strcmp(class_name(c->cls),
 			    c->type) != 0 ? " " : "", strcmp(class_name(c->cls),
 			    c->type) != 0 ? c->type : "",
@@ -112,26 +113,37 @@ report_run(struct reporter *r, const struct run_report *rr)
 			    rr->complete ? " (its status said complete)" : "");
 		else
 			say(r, NULL, "run %ld %s after %.2fs%s%s%s",
-			    rr->iteration, how, rr->duration, used, tail,
+			    rr->iteration, how, secs, used, tail,
 			    rr->complete ? ": complete" : "");
 	}
 
-	if ((o = log_new(r, "run")) == NULL)
+	/* The time of its history event, so the log and --history say the
+	 * same of it. */
+	if ((o = log_new_at(r, "run", rr->at > 0 ? rr->at : -1)) == NULL)
 		return;
 	cJSON_AddNumberToObject(o, "iteration", rr->iteration);
-	cJSON_AddNumberToObject(o, "duration", rr->duration);
+	/* --record and a killed run have none to tell. */
+	if (rr->duration >= 0)
+		cJSON_AddNumberToObject(o, "duration", rr->duration);
+	else
+		cJSON_AddNullToObject(o, "duration");
+	/* As a shell and the history have it: 128+N for signal N. */
 	if (rr->exit_code >= 0)
 		cJSON_AddNumberToObject(o, "exit_code", rr->exit_code);
+	else if (rr->signo > 0)
+		cJSON_AddNumberToObject(o, "exit_code", 128 + rr->signo);
 	else
 		cJSON_AddNullToObject(o, "exit_code");
 	add_str(o, "signal", sig);
 	cJSON_AddBoolToObject(o, "timed_out", rr->timed_out != 0);
 	add_str(o, "class", class_name(c != NULL ? c->cls : CB_CLASS_SUCCESS));
 	add_str(o, "type", failed ? c->type : "");
-	add_str(o, "error_hash", failed && c->hash[0] != '\0' ? c->hash :
-	    NULL);
+	/* An ignored run counted as no error: none to name, as in the
+	 * history. */
+	add_str(o, "error_hash", failed && !rr->ignored && c->hash[0] != '\0' ?
+	    c->hash : NULL);
 	/* The log must stay valid UTF-8 whatever the command printed. */
-	msg = failed && c->message != NULL ?
+	msg = failed && !rr->ignored && c->message != NULL ?
 	    utf8_sanitize(c->message, strlen(c->message)) : NULL;
 	add_str(o, "message", msg);
 	free(msg);
@@ -139,6 +151,8 @@ report_run(struct reporter *r, const struct run_report *rr)
 	cJSON_AddBoolToObject(o, "complete", rr->complete != 0);
 	if (rr->ignored)
 		cJSON_AddTrueToObject(o, "ignored");
+	if (rr->task != NULL)
+		cJSON_AddStringToObject(o, "task", rr->task);
 	if (rr->usage != NULL)
 		log_usage(o, rr->usage);
 	log_put(r, o);
@@ -157,11 +171,12 @@ report_transition(struct reporter *r, const struct cb_transition *t,
 		say(r, circuit_color(t->to), "circuit %s -> %s: %s%s",
 		    circuit_name(t->from), circuit_name(t->to),
 		    warn ? "WARNING: " : "", t->reason);
-	if ((o = log_new(r, "state_change")) != NULL) {
+	if ((o = log_new_at(r, "state_change", t->at > 0 ? t->at : -1)) !=
+	    NULL) {
+		cJSON_AddNumberToObject(o, "iteration", iteration);
 		cJSON_AddStringToObject(o, "from_state", circuit_name(t->from));
 		cJSON_AddStringToObject(o, "to_state", circuit_name(t->to));
 		cJSON_AddStringToObject(o, "reason", t->reason);
-		cJSON_AddNumberToObject(o, "iteration", iteration);
 		log_put(r, o);
 	}
 	if (r->hook != NULL)
@@ -180,6 +195,24 @@ report_event(struct reporter *r, const char *event, const char *reason)
 }
 
 void
+report_act(struct reporter *r, const char *event, const char *reason,
+    const char *user, long iteration, double at)
+{
+	int has = reason != NULL && reason[0] != '\0';
+	cJSON *o;
+
+	if (r->verbosity >= 0)
+		say(r, NULL, "%s%s%s", event, has ? ": " : "",
+		    has ? reason : "");
+	if ((o = log_new_at(r, event, at > 0 ? at : -1)) == NULL)
+		return;
+	cJSON_AddNumberToObject(o, "iteration", (double)iteration);
+	add_str(o, "reason", reason);
+	add_str(o, "user", user);
+	log_put(r, o);
+}
+
+void
 report_notice(struct reporter *r, const char *event, const char *msg,
     int logged)
 {
@@ -194,12 +227,12 @@ report_notice(struct reporter *r, const char *event, const char *msg,
 void
 report_skip(struct reporter *r, const char *event,
     const struct cb_result *res, const struct cb_state *before,
-    enum cb_circuit state, long iteration)
+    enum cb_circuit state, long iteration, const char *user, double at)
 {
 	struct cb_transition t;
 	int i;
 
-	report_event(r, event, res->why);
+	report_act(r, event, res->why, user, iteration, at);
 	for (i = 0; i < res->n; i++)
 		report_transition(r, &res->t[i], before, iteration);
 	/* An alert hook must hear of a skip: what runs has changed. */

@@ -183,102 +183,126 @@ add_str(cJSON *o, const char *key, const char *v)
 		cJSON_AddNullToObject(o, key);
 }
 
-/* A log object with v, timestamp, circuit and event filled in; NULL
- * without --log.  The field names are the state file's (SPEC §6), and
- * cbexec(1)'s JSON section lists each event's; v says which vocabulary,
- * and grows only when a field changes its meaning or goes. */
+/* Whether r has anywhere to put a log object. */
+static int
+logging(const struct reporter *r)
+{
+	return r->log_fd >= 0 || r->n_more > 0 || r->collect != NULL;
+}
+
+/* A log object with v, timestamp (at, or now when at < 0), circuit and
+ * event filled in; NULL without a log.  cbexec(1)'s JSON section lists
+ * each event's members; v says which vocabulary, and grows only when a
+ * member changes its meaning or goes. */
 cJSON *
-log_new(const struct reporter *r, const char *event)
+log_new_at(const struct reporter *r, const char *event, double at)
 {
 	char ts[40];
 	cJSON *o;
 
-	if (r->log_fd < 0 || (o = cJSON_CreateObject()) == NULL)
+	if (!logging(r) || (o = cJSON_CreateObject()) == NULL)
 		return NULL;
 	cJSON_AddNumberToObject(o, "v", JSON_VOCABULARY);
 	cJSON_AddStringToObject(o, "timestamp",
-	    iso8601(wall_now(), ts, sizeof(ts)));
+	    iso8601(at >= 0 ? at : wall_now(), ts, sizeof(ts)));
 	cJSON_AddStringToObject(o, "circuit", label_of(r));
 	cJSON_AddStringToObject(o, "event", event);
 	return o;
 }
 
+cJSON *
+log_new(const struct reporter *r, const char *event)
+{
+	return log_new_at(r, event, -1);
+}
+
 /*
- * One line into the --log file.  A write the disk cuts short (ENOSPC,
- * EDQUOT) would leave half a line for the next record to glue onto: the
- * file is cut back to where this line began -- unless another writer has
- * appended since, whose line must not be lost -- and the loss is said on
- * stderr (not in the log, which just failed).
+ * One line into a log file (fd, named path in messages; stream: 1 or 2
+ * when it is cbexec's stdout or stderr, else 0).  A write the disk cuts
+ * short (ENOSPC, EDQUOT) would leave half a line for the next record to
+ * glue onto: the file is cut back to where this line began -- unless
+ * another writer has appended since, whose line must not be lost -- and
+ * the loss is said on stderr (not in the log, which just failed).
  */
 static void
-log_write(const struct reporter *r, const char *line, size_t n)
+log_write(const struct reporter *r, int fd, const char *path, int stream,
+    const char *line, size_t n)
 {
 	ssize_t w;
 	int e, cut = 0;
 	struct stat st;
 	off_t end;
 
-	if (r->log_stream != 0) {
-		if (stream_failed[r->log_stream])
+	if (stream != 0) {
+		if (stream_failed[stream])
 			return;
 		/* What cbexec itself printed there goes first. */
-		if (r->log_stream == STDOUT_FILENO)
+		if (stream == STDOUT_FILENO)
 			fflush(stdout);
 		else
 			fflush(stderr);
 	}
-	w = file_write_all(r->log_fd, line, n);
+	w = file_write_all(fd, line, n);
 	e = errno;
 	if (w == (ssize_t)n)
 		return;
 	/* A stream is not ours to cut back; its reader may be gone. */
-	if (r->log_stream != 0) {
-		stream_failed[r->log_stream] = 1;
-		if (r->log_stream != STDERR_FILENO)
+	if (stream != 0) {
+		stream_failed[stream] = 1;
+		if (stream != STDERR_FILENO)
 			say(r, YELLOW, "warning: --log %s: %s; no more events "
-			    "are written there", r->log_path != NULL ?
-			    r->log_path : "-", strerror(e));
+			    "are written there", path != NULL ? path : "-",
+			    strerror(e));
 		return;
 	}
-	if (w > 0 && (end = lseek(r->log_fd, 0, SEEK_CUR)) != -1 &&
-	    fstat(r->log_fd, &st) == 0 && st.st_size == end &&
-	    ftruncate(r->log_fd, end - w) == 0)
+	if (w > 0 && (end = lseek(fd, 0, SEEK_CUR)) != -1 &&
+	    fstat(fd, &st) == 0 && st.st_size == end &&
+	    ftruncate(fd, end - w) == 0)
 		cut = 1;
-	say(r, YELLOW, "warning: --log %s: %s%s",
-		    r->log_path != NULL ? r->log_path : "", strerror(e),
-		    cut ? "; the partial line was removed" :
-		    w > 0 ? "; a partial line is left" : "; a line was lost");
+	say(r, YELLOW, "warning: --log %s: %s%s", path != NULL ? path : "",
+	    strerror(e), cut ? "; the partial line was removed" :
+	    w > 0 ? "; a partial line is left" : "; a line was lost");
 }
 
-/* Write o as one JSON line and free it. */
+/* Write o as one JSON line into every log of r (and a copy into
+ * r->collect), and free it. */
 void
 log_put(const struct reporter *r, cJSON *o)
 {
 	char *s, *line;
-	size_t n;
+	size_t n, k = 0;
+	int i;
 
 	if (o == NULL)
 		return;
 	s = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
+	if (r->collect != NULL)
+		cJSON_AddItemToArray(r->collect, o);
+	else
+		cJSON_Delete(o);
 	if (s == NULL)
 		return;
 	n = strlen(s);
 	/* The newline goes in the same write, or another writer's line
 	 * could land between an object and its terminator; on a stream the
 	 * command's unfinished line is ended first. */
-	if ((line = malloc(n + 2)) != NULL) {
-		size_t k = 0;
-
-		if (r->log_stream != 0 && midline[r->log_stream]) {
-			line[k++] = '\n';
-			midline[r->log_stream] = 0;
-		}
-		memcpy(line + k, s, n);
-		line[k + n] = '\n';
-		log_write(r, line, k + n + 1);
-		free(line);
+	if ((line = malloc(n + 2)) == NULL) {
+		cJSON_free(s);
+		return;
 	}
+	if (r->log_fd >= 0 && r->log_stream != 0 && midline[r->log_stream]) {
+		line[k++] = '\n';
+		midline[r->log_stream] = 0;
+	}
+	memcpy(line + k, s, n);
+	line[k + n] = '\n';
+	if (r->log_fd >= 0)
+		log_write(r, r->log_fd, r->log_path, r->log_stream, line,
+		    k + n + 1);
+	for (i = 0; i < r->n_more; i++)
+		log_write(r, r->more_fd[i], r->more_path[i], 0, line + k,
+		    n + 1);
+	free(line);
 	cJSON_free(s);
 }
 
@@ -359,11 +383,44 @@ reporter_open(struct reporter *r, const char *log_path)
 	return 0;
 }
 
+int
+reporter_add_log(struct reporter *r, const char *path, int follow,
+    char *err, size_t errlen)
+{
+	int fd;
+
+	if (r->n_more >= REPORT_MORE_LOGS)
+		return 0;
+	/* O_CREAT left out: a log somebody removed stays removed. */
+	if ((fd = file_open(path, O_WRONLY | O_APPEND, 0, follow)) < 0) {
+		if (fd == -1 && errno == ENOENT)
+			return 1;
+		snprintf(err, errlen, "%s: %s", path, fd == -1 &&
+		    errno == ELOOP ? "is a symbolic link (use "
+		    "--follow-symlinks)" : file_why(fd));
+		return -1;
+	}
+	if ((r->more_path[r->n_more] = strdup(path)) == NULL) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	r->more_fd[r->n_more++] = fd;
+	return 0;
+}
+
 void
 reporter_close(struct reporter *r)
 {
+	int i;
+
 	if (r->log_fd != -1 && r->log_stream == 0)
 		close(r->log_fd);
 	r->log_fd = -1;
 	r->log_stream = 0;
+	for (i = 0; i < r->n_more; i++) {
+		close(r->more_fd[i]);
+		free(r->more_path[i]);
+	}
+	r->n_more = 0;
 }

@@ -43,9 +43,12 @@ void add_str(struct cJSON *o, const char *key, const char *v);
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* A --log object with v, timestamp, circuit and event; NULL without
- * --log. */
+/* A --log object with v, timestamp, circuit and event; NULL without a
+ * log.  log_new_at: the timestamp at (epoch seconds: the history
+ * event's the object stands for), log_new: now. */
 struct cJSON *log_new(const struct reporter *r, const char *event);
+struct cJSON *log_new_at(const struct reporter *r, const char *event,
+    double at);
 /* Write o as one JSON line and free it; NULL is a no-op. */
 void log_put(const struct reporter *r, struct cJSON *o);
 /* A --log object with a reason. */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * --status and --history (SPEC §5, §7): a circuit's state as a person reads
- * it, or as JSON for scripts (the state file's own object for --status,
+ * it, or as JSON for scripts (its view and the state object for --status,
  * an array of events for --history); and --status --all, one line per
- * circuit of the state directory.
+ * circuit of the state directory.  --status leads with the run going on,
+ * as systemctl status does: its number, since when, the pid and host of
+ * its cbexec (or who holds the circuit between runs).
  *
  * --status is a two-column table; "since" is opened_at for an OPEN
  * circuit, else the time of the last state_change event into the current
@@ -29,8 +31,14 @@
  * give up columns in turns (fit()), the reason cut at its end, the name in
  * its middle as systemd cuts a unit's ("team-plat…t-07": the end that
  * tells thirty similar names apart stays).  A circuit whose first run is
- * going on (its lock held, no state yet) is a row too.  Every JSON
- * document carries "v" (JSON_VOCABULARY) and the state file's names.
+ * going on (its lock held, no state yet) is a row too.
+ * The JSON views speak one vocabulary, "v" (JSON_VOCABULARY): a circuit's
+ * view (circuit_view(): the members of a --status --all row, who holds it
+ * and the run going on) leads --status --json, followed by the state
+ * object itself (SPEC §7, its own names); --history --json gives the
+ * state's events as the log has them (a run's error or progress event is
+ * a "run", an act's transition a state_change of its own), with the
+ * same timestamps.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,15 +53,15 @@
 #include "say.h"
 #include "store.h"
 
-/* The last transition into state c, or NULL. */
+/* The last transition into state c (a change of state, or a reset or
+ * skip that closed the circuit), or NULL. */
 static const struct cb_event *
 last_change_to(const struct cb_state *s, int c)
 {
 	size_t i;
 
 	for (i = s->n_history; i-- > 0; )
-		if (s->history[i].kind == EV_STATE_CHANGE &&
-		    s->history[i].to == c)
+		if (s->history[i].to == c && s->history[i].from >= 0)
 			return &s->history[i];
 	return NULL;
 }
@@ -360,27 +368,288 @@ put_spend(FILE *f, const struct cb_state *s, double now)
 		    s->tokens_window_span, now);
 }
 
-void
-report_status(FILE *f, const struct cb_state *s, const char *label,
-    const char *reset_hint, int json, double now)
+/* The reason a row shows: why it is OPEN or HALF_OPEN, else NULL. */
+const char *
+report_reason(const struct cb_state *s)
 {
 	const struct cb_event *e = last_change_to(s, s->state);
-	const char *reason = s->open_reason, *by = NULL;
+
+	if (s->state == CB_CLOSED)
+		return NULL;
+	return s->state == CB_OPEN || e == NULL ? s->open_reason : e->reason;
+}
+
+/* ---- the JSON views (cbexec(1), JSON; contrib/schema/) ---- */
+
+static void
+add_time(cJSON *o, const char *key, double t)
+{
+	char ts[40];
+
+	if (t >= 0)
+		cJSON_AddStringToObject(o, key, iso8601(t, ts, sizeof(ts)));
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+/* A new object with the members every document and event leads with:
+ * v, then (unless NULL) timestamp, circuit and event. */
+static cJSON *
+vocab_new(const char *circuit, double ts, const char *event)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddNumberToObject(o, "v", JSON_VOCABULARY);
+	if (ts >= 0)
+		add_time(o, "timestamp", ts);
+	cJSON_AddStringToObject(o, "circuit", circuit);
+	if (event != NULL)
+		cJSON_AddStringToObject(o, "event", event);
+	return o;
+}
+
+/* "running": the run going on (null: none); "holder": the cbexec that
+ * holds the circuit's lock or lease now (null: none). */
+static void
+add_holder(cJSON *o, const struct store_holder *h)
+{
+	cJSON *r;
+
+	if (h->run.run > 0 && (r = cJSON_CreateObject()) != NULL) {
+		cJSON_AddNumberToObject(r, "iteration", (double)h->run.run);
+		cJSON_AddNumberToObject(r, "pid", (double)h->pid);
+		cJSON_AddStringToObject(r, "host", h->host);
+		add_time(r, "started_at", h->run.started);
+		cJSON_AddItemToObject(o, "running", r);
+	} else
+		cJSON_AddNullToObject(o, "running");
+	if (h->pid > 0 && (r = cJSON_CreateObject()) != NULL) {
+		cJSON_AddNumberToObject(r, "pid", (double)h->pid);
+		cJSON_AddStringToObject(r, "host", h->host);
+		cJSON_AddItemToObject(o, "holder", r);
+	} else
+		cJSON_AddNullToObject(o, "holder");
+}
+
+/* One circuit as --status --all --json shows it; the first members of
+ * --status --json too. */
+static cJSON *
+circuit_view(const struct status_row *r)
+{
+	const struct cb_state *s = r->s;
+	cJSON *o = vocab_new(r->name, -1, NULL);
+
+	if (o == NULL)
+		return NULL;
+	cJSON_AddStringToObject(o, "path", r->path);
+	if (s == NULL) {
+		cJSON_AddNullToObject(o, "state");
+		add_str(o, "error", r->error);
+		add_holder(o, &r->holder);
+		return o;
+	}
+	cJSON_AddStringToObject(o, "state", circuit_name(s->state));
+	add_time(o, "changed_at", since_of(s));
+	add_time(o, "opened_at", s->state == CB_OPEN ? s->opened_at : -1);
+	add_str(o, "reason", report_reason(s));
+	cJSON_AddNumberToObject(o, "runs_since_progress",
+	    (double)runs_since_progress(s));
+	add_time(o, "retry_at", r->retry_at);
+	add_time(o, "last_run_at", last_run_of(s));
+	cJSON_AddNumberToObject(o, "iteration", (double)s->iteration);
+	cJSON_AddBoolToObject(o, "complete", s->complete);
+	add_holder(o, &r->holder);
+	return o;
+}
+
+/* Whether the state's text (state_text()) has the member key. */
+static int
+state_has(const char *text, const char *key)
+{
+	char pat[96];
+
+	snprintf(pat, sizeof(pat), "\n  \"%s\": ", key);
+	return strstr(text, pat) != NULL;
+}
+
+/*
+ * --status --json: the circuit's view (circuit_view()) and then the state
+ * object of the state file, as SPEC §7 has it, whose own names (name,
+ * open_reason, ...) are SPEC §6's; a member both have is written once,
+ * the state's.  With an account, its document as "account_gate".
+ */
+static void
+status_json(FILE *f, const struct status_row *row, const char *account_json)
+{
+	struct cb_state shown = *row->s;
+	cJSON *view = circuit_view(row), *m;
+	const char *body, *end;
+	char *p, *text;
+
+	/* A file of before last_run_at says when by its last run event. */
+	shown.last_run_at = last_run_of(row->s);
+	if (view == NULL || (p = state_text(&shown)) == NULL ||
+	    strncmp(p, "{\n", 2) != 0 || (end = strrchr(p, '}')) == NULL) {
+		cJSON_Delete(view);
+		return;
+	}
+	fputs("{\n", f);
+	cJSON_ArrayForEach(m, view) {
+		if (state_has(p, m->string))
+			continue;
+		if ((text = cJSON_PrintUnformatted(m)) == NULL)
+			continue;
+		fprintf(f, "  \"%s\": %s,\n", m->string, text);
+		cJSON_free(text);
+	}
+	/* The state's members, then the account's gate before the '}'. */
+	body = p + 2;
+	while (end > body && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	fwrite(body, 1, (size_t)(end - body), f);
+	if (account_json != NULL)
+		fprintf(f, ",\n  \"account_gate\": %s", account_json);
+	fputs("\n}\n", f);
+	free(p);
+	cJSON_Delete(view);
+}
+
+/* The kinds of events the history keeps, in the vocabulary of the log:
+ * a run's result is "run", whatever the state file calls it. */
+static cJSON *
+event_view(const struct cb_event *e, const char *circuit, const char *event)
+{
+	cJSON *o = vocab_new(circuit, e->ts, event);
+
+	if (o != NULL)
+		cJSON_AddNumberToObject(o, "iteration", (double)e->iteration);
+	return o;
+}
+
+static void
+put_view(FILE *f, cJSON *o, int *first)
+{
+	char *p;
+
+	if (o == NULL)
+		return;
+	if ((p = cJSON_PrintUnformatted(o)) != NULL) {
+		fprintf(f, "%s  %s", *first ? "" : ",\n", p);
+		*first = 0;
+		cJSON_free(p);
+	}
+	cJSON_Delete(o);
+}
+
+/* The transition an operator's act (a reset, a skip) made, which the
+ * state file keeps in the act's event and the log says apart. */
+static void
+put_change(FILE *f, const struct cb_event *e, const char *circuit,
+    int *first)
+{
+	cJSON *o;
+
+	if (e->from < 0 || e->to < 0 ||
+	    (o = event_view(e, circuit, "state_change")) == NULL)
+		return;
+	cJSON_AddStringToObject(o, "from_state", circuit_name(e->from));
+	cJSON_AddStringToObject(o, "to_state", circuit_name(e->to));
+	add_str(o, "reason", e->reason);
+	put_view(f, o, first);
+}
+
+static int is_trip(const struct cb_event *e);
+
+/* An event of the history as the log has it: one or two events (an act
+ * and the transition it made). */
+static void
+put_event(FILE *f, const struct cb_event *e, const char *circuit,
+    int *first)
+{
+	static const char unskipped[] = "unskipped ";
+	cJSON *o;
+	int ignored;
+
+	switch (e->kind) {
+	case EV_PROGRESS:
+	case EV_ERROR:
+		if ((o = event_view(e, circuit, "run")) == NULL)
+			return;
+		ignored = e->kind == EV_PROGRESS && e->progress < 0;
+		if (e->exit_code >= 0)
+			cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
+		else
+			cJSON_AddNullToObject(o, "exit_code");
+		add_str(o, "class", e->cls[0] != '\0' ? e->cls :
+		    ignored ? NULL : "success");
+		add_str(o, "type", e->kind == EV_ERROR || e->type[0] != '\0' ?
+		    e->type : ignored ? NULL : "");
+		add_str(o, "error_hash", e->hash[0] != '\0' ? e->hash : NULL);
+		add_str(o, "message", e->kind == EV_ERROR ? e->reason : NULL);
+		cJSON_AddBoolToObject(o, "progress", e->progress > 0);
+		cJSON_AddBoolToObject(o, "complete", e->complete != 0);
+		if (ignored)
+			cJSON_AddTrueToObject(o, "ignored");
+		if (e->task != NULL)
+			cJSON_AddStringToObject(o, "task", e->task);
+		put_view(f, o, first);
+		return;
+	case EV_STATE_CHANGE:
+		/* A trip that opened the circuit: the act, then the change,
+		 * as the log says it. */
+		if (is_trip(e) && (o = event_view(e, circuit, "trip")) != NULL) {
+			add_str(o, "reason", e->reason);
+			add_str(o, "user", e->user);
+			put_view(f, o, first);
+		}
+		put_change(f, e, circuit, first);
+		return;
+	case EV_TRIP:
+	case EV_RESET:
+	case EV_SKIP:
+		if ((o = event_view(e, circuit, e->kind == EV_TRIP ? "trip" :
+		    e->kind == EV_RESET ? "reset" : e->reason != NULL &&
+		    strncmp(e->reason, unskipped, sizeof(unskipped) - 1) ==
+		    0 ? "unskip" : "skip")) == NULL)
+			return;
+		add_str(o, "reason", e->reason);
+		add_str(o, "user", e->user);
+		put_view(f, o, first);
+		put_change(f, e, circuit, first);
+		return;
+	}
+}
+
+/* --history --json: an array of the events from start, one per line. */
+static void
+history_json(FILE *f, const struct cb_state *s, const char *circuit,
+    size_t start)
+{
+	int first = 1;
+	size_t i;
+
+	fputs("[\n", f);
+	for (i = start; i < s->n_history; i++)
+		put_event(f, &s->history[i], circuit, &first);
+	fputs(first ? "]\n" : "\n]\n", f);
+}
+
+void
+report_status(FILE *f, const struct status_row *row, const char *reset_hint,
+    int json, const char *account_json, double now)
+{
+	const struct cb_state *s = row->s;
+	const struct cb_event *e = last_change_to(s, s->state);
+	const char *reason = s->open_reason, *by = NULL, *label = row->name;
 	double since = since_of(s), last = last_run_of(s);
 	char ts[80], w[64];
 	long base;
 	int reset;
 
 	if (json) {
-		char *p = state_text(s);
-
-		/* The state object with "v" first: state_text() begins
-		 * "{\n  \"version\"". */
-		if (p != NULL && strncmp(p, "{\n", 2) == 0)
-			fprintf(f, "{\n  \"v\": %d,\n%s", JSON_VOCABULARY, p + 2);
-		else if (p != NULL)
-			fputs(p, f);
-		free(p);
+		status_json(f, row, account_json);
 		return;
 	}
 	if (label == NULL)
@@ -391,6 +660,20 @@ report_status(FILE *f, const struct cb_state *s, const char *label,
 		    when(since, now, w, sizeof(w)));
 	else
 		ROW(f, "state:", "%s", circuit_name(s->state));
+	/* What is going on now, as systemctl status leads with it. */
+	if (row->holder.run.run > 0) {
+		fprintf(f, "%-20s run %ld", "running:", row->holder.run.run);
+		if (row->holder.run.started >= 0)
+			fprintf(f, " since %s", when(row->holder.run.started,
+			    now, w, sizeof(w)));
+		fprintf(f, "  (pid %ld on ", row->holder.pid);
+		text_put(f, row->holder.host);
+		fputs(")\n", f);
+	} else if (row->holder.pid > 0) {
+		fprintf(f, "%-20s pid %ld on ", "held by:", row->holder.pid);
+		text_put(f, row->holder.host);
+		fputs("  (no run going on)\n", f);
+	}
 	if (s->state != CB_OPEN && e != NULL)
 		reason = e->reason;
 	if (s->state != CB_CLOSED && reason != NULL)
@@ -620,8 +903,8 @@ history_line(FILE *f, const struct cb_event *e, int digits, int kind_w)
 }
 
 void
-report_history(FILE *f, const struct cb_state *s, long last, int json,
-    int width)
+report_history(FILE *f, const struct cb_state *s, const char *label,
+    long last, int json, int width)
 {
 	size_t start = last > 0 && s->n_history > (size_t)last ?
 	    s->n_history - (size_t)last : 0, i, k;
@@ -629,12 +912,7 @@ report_history(FILE *f, const struct cb_state *s, long last, int json,
 	char num[24];
 
 	if (json) {
-		char *p = events_text(s->history + start, s->n_history - start,
-		    "\"v\": " STR(JSON_VOCABULARY) ", ");
-
-		if (p != NULL)
-			fputs(p, f);
-		free(p);
+		history_json(f, s, label, start);
 		return;
 	}
 	if (width > 0 && start < s->n_history)
@@ -703,17 +981,6 @@ static const char *const col_head[N_COLS] = { "CIRCUIT", "STATE", "SINCE",
 #define MARK	"\u25cf "
 #define NOMARK	"  "
 #define ELLIPSIS "\u2026"
-
-/* The reason a row shows: why it is OPEN or HALF_OPEN, else NULL. */
-static const char *
-reason_of(const struct cb_state *s)
-{
-	const struct cb_event *e = last_change_to(s, s->state);
-
-	if (s->state == CB_CLOSED)
-		return NULL;
-	return s->state == CB_OPEN || e == NULL ? s->open_reason : e->reason;
-}
 
 /* "19:17Z (2h13m ago)", or with short "2h13m ago" (a narrow terminal);
  * "-" for no time. */
@@ -787,24 +1054,16 @@ row_cells(const struct status_row *r, double now, int short_form,
 		snprintf(cell[COL_PROGRESS], CELL, "%ld run%s ago", n,
 		    n == 1 ? "" : "s");
 	cell_time(r->retry_at, now, short_form, cell[COL_RETRY], CELL);
-	if (r->running_pid > 0)
+	if (r->holder.pid > 0 && r->remote)
+		snprintf(cell[COL_LAST], CELL, "running (pid %ld on %s)",
+		    r->holder.pid, r->holder.host);
+	else if (r->holder.pid > 0)
 		snprintf(cell[COL_LAST], CELL, "running (pid %ld)",
-		    r->running_pid);
+		    r->holder.pid);
 	else
 		cell_time(last_run_of(s), now, short_form, cell[COL_LAST],
 		    CELL);
-	*reason = reason_of(s);
-}
-
-static void
-add_time(cJSON *o, const char *key, double t)
-{
-	char ts[40];
-
-	if (t >= 0)
-		cJSON_AddStringToObject(o, key, iso8601(t, ts, sizeof(ts)));
-	else
-		cJSON_AddNullToObject(o, key);
+	*reason = report_reason(s);
 }
 
 /* A JSON array, one circuit's object per line (as --history --json). */
@@ -817,36 +1076,8 @@ status_all_json(FILE *f, const struct status_row *rows, size_t n)
 
 	fputs(n == 0 ? "[" : "[\n", f);
 	for (i = 0; i < n; i++) {
-		const struct cb_state *s = rows[i].s;
-
-		if ((o = cJSON_CreateObject()) == NULL)
+		if ((o = circuit_view(&rows[i])) == NULL)
 			break;
-		cJSON_AddNumberToObject(o, "v", JSON_VOCABULARY);
-		cJSON_AddStringToObject(o, "name", rows[i].name);
-		cJSON_AddStringToObject(o, "path", rows[i].path);
-		if (s == NULL) {
-			cJSON_AddNullToObject(o, "state");
-			add_str(o, "error", rows[i].error);
-		} else {
-			cJSON_AddStringToObject(o, "state",
-			    circuit_name(s->state));
-			add_time(o, "changed_at", since_of(s));
-			add_time(o, "opened_at", s->state == CB_OPEN ?
-			    s->opened_at : -1);
-			add_str(o, "reason", reason_of(s));
-			cJSON_AddNumberToObject(o, "runs_since_progress",
-			    (double)runs_since_progress(s));
-			add_time(o, "retry_at", rows[i].retry_at);
-			add_time(o, "last_run_at", last_run_of(s));
-			cJSON_AddNumberToObject(o, "iteration",
-			    (double)s->iteration);
-			cJSON_AddBoolToObject(o, "complete", s->complete);
-			if (rows[i].running_pid > 0) {
-				cJSON_AddTrueToObject(o, "running");
-				cJSON_AddNumberToObject(o, "pid",
-				    (double)rows[i].running_pid);
-			}
-		}
 		if ((p = cJSON_PrintUnformatted(o)) != NULL) {
 			fprintf(f, "  %s%s\n", p, i + 1 < n ? "," : "");
 			cJSON_free(p);

@@ -93,10 +93,13 @@ struct store_backend {
 	const char *(*place)(const struct store *st);
 	int (*list)(struct store *st, char ***names, size_t *n, char *err,
 	    size_t errlen);
-	/* run (zeroed) gets the run going on, when the backend can tell */
 	int (*get_json)(struct store *st, const char *name,
-	    struct cb_state *s, struct cJSON **j, struct store_run *run,
-	    char *err, size_t errlen);
+	    struct cb_state *s, struct cJSON **j, char *err, size_t errlen);
+	/* h (zeroed) gets the holder and the start record as it is (the
+	 * caller judges whether it is pending); NULL: the backend cannot
+	 * tell (nobody is shown) */
+	int (*holder)(struct store *st, const char *name,
+	    struct store_holder *h, char *err, size_t errlen);
 	int (*account_load)(struct store *st, const char *name,
 	    struct cb_account *a, char *err, size_t errlen);
 	int (*account_update)(struct store *st, const char *name,

@@ -71,10 +71,9 @@ holder_gone(struct store *st)
 
 	memset(&run, 0, sizeof(run));
 	read_record(st, &run);
-	if (run.run == 0 || run.pid <= 0 ||
-	    gethostname(host, sizeof(host) - 1) == -1)
+	if (run.run == 0 || run.pid <= 0)
 		return 0;
-	host[sizeof(host) - 1] = '\0';
+	store_hostname(host, sizeof(host));
 	return strcmp(host, run.host) == 0 && kill((pid_t)run.pid, 0) == -1 &&
 	    errno == ESRCH;
 }
@@ -378,26 +377,16 @@ fs_list(struct store *st, char ***names, size_t *n, char *err,
 
 static int
 fs_get_json(struct store *st, const char *name, struct cb_state *s,
-    struct cJSON **j, struct store_run *run, char *err, size_t errlen)
+    struct cJSON **j, char *err, size_t errlen)
 {
-	char path[PATH_MAX], lock[PATH_MAX], why[256], buf[RECORD_SIZE];
-	ssize_t len;
-	int fd, rc;
+	char path[PATH_MAX];
 
 	if (need_dir(st, err, errlen) == -1)
 		return -1;
 	fs_where(st, name, 0, path, sizeof(path));
-	if ((run->pid = state_lock_holder(path)) > 0 &&
-	    state_lock_path(path, st->follow, lock, sizeof(lock), why,
-	    sizeof(why)) == 0 && (fd = file_open(lock, O_RDONLY, 0, 0)) >= 0) {
-		if ((len = pread(fd, buf, sizeof(buf), 0)) > 0)
-			store_run_parse(buf, (size_t)len, run);
-		close(fd);
-		/* The lock's holder is the run's, whatever the block says. */
-		run->pid = state_lock_holder(path);
-	}
 	/* Its first run is going on: no state yet, a fresh CLOSED one. */
-	if (run->pid > 0 && access(path, F_OK) == -1 && errno == ENOENT) {
+	if (access(path, F_OK) == -1 && errno == ENOENT &&
+	    state_lock_holder(path) > 0) {
 		if (breaker_init(s, name) == -1 ||
 		    (*j = cJSON_CreateObject()) == NULL) {
 			snprintf(err, errlen, "out of memory");
@@ -405,9 +394,37 @@ fs_get_json(struct store *st, const char *name, struct cb_state *s,
 		}
 		return 1;
 	}
-	if ((rc = state_load_json(path, st->follow, s, j, err, errlen)) < 0)
-		memset(run, 0, sizeof(*run));
-	return rc;
+	return state_load_json(path, st->follow, s, j, err, errlen);
+}
+
+/* The flock's holder (a process of this host: /proc/locks), and the
+ * start record in its lock file. */
+static int
+fs_holder(struct store *st, const char *name, struct store_holder *h,
+    char *err, size_t errlen)
+{
+	char path[PATH_MAX], lock[PATH_MAX], why[256], buf[RECORD_SIZE];
+	ssize_t len;
+	int fd;
+
+	if (name != NULL) {
+		if (need_dir(st, err, errlen) == -1)
+			return -1;
+		fs_where(st, name, 0, path, sizeof(path));
+	} else
+		snprintf(path, sizeof(path), "%s", st->path);
+	if ((h->pid = state_lock_holder(path)) <= 0) {
+		h->pid = 0;
+		return 0;
+	}
+	store_hostname(h->host, sizeof(h->host));
+	if (state_lock_path(path, st->follow, lock, sizeof(lock), why,
+	    sizeof(why)) == 0 && (fd = file_open(lock, O_RDONLY, 0, 0)) >= 0) {
+		if ((len = pread(fd, buf, sizeof(buf), 0)) > 0)
+			store_run_parse(buf, (size_t)len, &h->run);
+		close(fd);
+	}
+	return 0;
 }
 
 static int
@@ -461,6 +478,7 @@ const struct store_backend store_file = {
 	.place = fs_place,
 	.list = fs_list,
 	.get_json = fs_get_json,
+	.holder = fs_holder,
 	.account_load = fs_account_load,
 	.account_update = fs_account_update,
 	.account_list = fs_account_list,

@@ -6,7 +6,9 @@
  * Keys, one circuit NAME:
  *   cbexec:circuit:NAME   the state, the same JSON as a state file (so
  *                         `redis-cli GET` shows what --status --json does)
- *   cbexec:lock:NAME      the lease: a random token, with an expiry
+ *   cbexec:lock:NAME      the lease: a random token, its holder's host
+ *                         and pid after it ("TOKEN HOST PID", for
+ *                         --status), with an expiry
  *   cbexec:run:NAME       the start record of the run going on (SPEC
  *                         §11), one line of JSON, written fenced before
  *                         the command starts and deleted by its save
@@ -143,7 +145,7 @@ struct store_redis {
 	double pend_got;	/* when that came */
 	char *key, *lock;	/* cbexec:circuit:NAME, cbexec:lock:NAME */
 	char *run;		/* cbexec:run:NAME */
-	char token[33];		/* this holder's lease, hex */
+	char token[128];	/* this holder's lease: hex, host, pid */
 	char *fetched;		/* the state the lock step read, or NULL */
 	size_t fetched_len;
 	char *fetched_run;	/* the start record it read, or NULL */
@@ -1572,6 +1574,7 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 	struct store_redis *r;
 	struct sigaction sa;
 	unsigned char rnd[16];
+	char host[HOSTNAME_KEPT + 1];
 	const char *why = "";
 	char why_tls[600];
 	struct url u;
@@ -1620,6 +1623,11 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 	}
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(r->token + 2 * i, 3, "%02x", rnd[i]);
+	/* Who holds the lease, for --status on any host; the whole value
+	 * is the token the scripts compare. */
+	store_hostname(host, sizeof(host));
+	snprintf(r->token + 2 * sizeof(rnd), sizeof(r->token) -
+	    2 * sizeof(rnd), " %s %ld", host, (long)getpid());
 	/* A store that hangs up must give an error, not kill us (the run
 	 * engine ignores SIGPIPE already; an operator verb does not). */
 	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
@@ -2291,43 +2299,140 @@ fail:
 	return -1;
 }
 
+/* The circuits: every state, and a lease without one -- a circuit whose
+ * first run is going on (a lease expires with its holder). */
 static int
 redis_list(struct store *st, char ***names, size_t *n, char *err,
     size_t errlen)
 {
-	return list_keys(st, "cbexec:circuit:", names, n, err, errlen);
+	char **locks = NULL, **nv;
+	size_t nl = 0, i, k, m;
+
+	if (list_keys(st, "cbexec:circuit:", names, n, err, errlen) == -1)
+		return -1;
+	if (list_keys(st, "cbexec:lock:", &locks, &nl, err, errlen) == -1) {
+		for (i = 0; i < *n; i++)
+			free((*names)[i]);
+		free(*names);
+		*names = NULL;
+		*n = 0;
+		return -1;
+	}
+	for (i = 0, m = *n; i < nl; i++) {
+		for (k = 0; k < m && strcmp((*names)[k], locks[i]) != 0; k++)
+			;
+		if (k < m || (nv = realloc(*names, (*n + 1) *
+		    sizeof(*nv))) == NULL) {
+			free(locks[i]);
+			continue;
+		}
+		*names = nv;
+		nv[(*n)++] = locks[i];
+	}
+	free(locks);
+	if (*n > m)
+		qsort(*names, *n, sizeof(**names), by_name);
+	return 0;
 }
 
 static int
 redis_get_json(struct store *st, const char *name, struct cb_state *s,
-    cJSON **j, struct store_run *run, char *err, size_t errlen)
+    cJSON **j, char *err, size_t errlen)
 {
-	char *key, where[512];
+	char *key = NULL, *lock = NULL, where[512];
 	redisReply *rep;
 	int rc;
 
 	*j = NULL;
-	if (asprintf(&key, "cbexec:circuit:%s", name) == -1) {
+	if (asprintf(&key, "cbexec:circuit:%s", name) == -1 ||
+	    asprintf(&lock, "cbexec:lock:%s", name) == -1) {
+		free(key);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	snprintf(where, sizeof(where), "%s in %s", key, st->label);
-	rep = callv(st, err, errlen, 2, "GET", key);
+	rep = callv(st, err, errlen, 3, "MGET", key, lock);
 	free(key);
+	free(lock);
 	if (rep == NULL)
 		return -1;
-	if (rep->type != REDIS_REPLY_STRING) {
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
+		snprintf(err, errlen, "store %s: unexpected reply to MGET",
+		    st->label);
+		freeReplyObject(rep);
+		return -1;
+	}
+	if (rep->element[0]->type != REDIS_REPLY_STRING) {
+		/* Its first run is going on: no state yet, a fresh one. */
+		if (rep->element[1]->type == REDIS_REPLY_STRING) {
+			freeReplyObject(rep);
+			if (breaker_init(s, name) == -1 ||
+			    (*j = cJSON_CreateObject()) == NULL) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			return 1;
+		}
 		snprintf(err, errlen, "%s: gone", where);
 		freeReplyObject(rep);
 		return -1;
 	}
-	if (state_text_check(where, rep->str, rep->len, err, errlen) == -1) {
+	if (state_text_check(where, rep->element[0]->str,
+	    rep->element[0]->len, err, errlen) == -1) {
 		freeReplyObject(rep);
 		return -1;
 	}
-	rc = state_parse_json(where, rep->str, rep->len, s, j, err, errlen);
+	rc = state_parse_json(where, rep->element[0]->str,
+	    rep->element[0]->len, s, j, err, errlen);
 	freeReplyObject(rep);
 	return rc;
+}
+
+/* The lease's holder (its value: "TOKEN HOST PID"; an older cbexec's is
+ * the token alone, whose holder the start record may name) and the start
+ * record, in one MGET. */
+static int
+redis_holder(struct store *st, const char *name, struct store_holder *h,
+    char *err, size_t errlen)
+{
+	char *lock = NULL, *run = NULL, host[256];
+	redisReply *rep, *l;
+	long pid;
+
+	if (asprintf(&lock, "cbexec:lock:%s", name != NULL ? name :
+	    st->name) == -1 || asprintf(&run, "cbexec:run:%s", name != NULL ?
+	    name : st->name) == -1) {
+		free(lock);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rep = callv(st, err, errlen, 3, "MGET", lock, run);
+	free(lock);
+	free(run);
+	if (rep == NULL)
+		return -1;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
+		snprintf(err, errlen, "store %s: unexpected reply to MGET",
+		    st->label);
+		freeReplyObject(rep);
+		return -1;
+	}
+	if (rep->element[1]->type == REDIS_REPLY_STRING)
+		store_run_parse(rep->element[1]->str, rep->element[1]->len,
+		    &h->run);
+	l = rep->element[0];
+	if (l->type == REDIS_REPLY_STRING) {
+		if (l->len < 200 && sscanf(l->str, "%*s %255s %ld", host,
+		    &pid) == 2 && pid > 0) {
+			snprintf(h->host, sizeof(h->host), "%s", host);
+			h->pid = pid;
+		} else if (h->run.run > 0) {
+			snprintf(h->host, sizeof(h->host), "%s", h->run.host);
+			h->pid = h->run.pid;
+		}
+	}
+	freeReplyObject(rep);
+	return 0;
 }
 
 /* ---- accounts (SPEC §9, --account) ---- */
@@ -2519,6 +2624,7 @@ const struct store_backend store_redis = {
 	.place = redis_place,
 	.list = redis_list,
 	.get_json = redis_get_json,
+	.holder = redis_holder,
 	.account_load = redis_account_load,
 	.account_update = redis_account_update,
 	.account_list = redis_account_list,

@@ -333,6 +333,101 @@ write_skips(struct jbuf *b, const void *src)
 	jb_puts(b, "\n  ]");
 }
 
+/* ---- outputs: the files the runs write, by host (driver/outputs.c) ---- */
+
+/*
+ * [{"kind":"metrics","host":"h","path":"/abs","circuit":"c","store":null,
+ *   "account":null,"follow":false,"at":"ISO-8601"}, ...]: at most
+ * CB_OUTPUTS_MAX, one per line.  What only helps the operator's verbs
+ * find those files is no reason to refuse a state: a record of a kind
+ * this cbexec does not know (a newer one's), or without a host or a
+ * path, is left out.
+ */
+static int
+read_outputs(const struct schema_ctx *c, const cJSON *m, void *dst,
+    char *err, size_t errlen)
+{
+	struct cb_state *s = dst;
+	const cJSON *it, *k;
+	struct cb_output *o;
+	char f[48];
+	int n;
+
+	if (m == NULL || cJSON_IsNull(m))
+		return 0;
+	if (!cJSON_IsArray(m))
+		return bad_field(err, errlen, "outputs", "an array of objects");
+	n = cJSON_GetArraySize(m);
+	if (n > CB_OUTPUTS_MAX)
+		n = CB_OUTPUTS_MAX;
+	if (n == 0)
+		return 0;
+	if ((s->outputs = calloc((size_t)n, sizeof(*s->outputs))) == NULL)
+		return nomem(err, errlen);
+	cJSON_ArrayForEach(it, m) {
+		if (s->n_outputs >= (size_t)n)
+			break;
+		snprintf(f, sizeof(f), "outputs[%zu]", s->n_outputs);
+		if (!cJSON_IsObject(it))
+			return bad_field(err, errlen, f, "an object");
+		o = &s->outputs[s->n_outputs];
+		k = member(it, "kind");
+		if (!cJSON_IsString(k) ||
+		    output_kind_from_name(k->valuestring, &o->kind) == -1 ||
+		    !cJSON_IsString(member(it, "host")) ||
+		    !cJSON_IsString(member(it, "path")))
+			continue;
+		o->at = -1;
+		/* Counted before its fields so breaker_free() sees them. */
+		s->n_outputs++;
+		if (get_str(it, "host", f, &o->host, err, errlen) == -1 ||
+		    get_str(it, "path", f, &o->path, err, errlen) == -1 ||
+		    get_str(it, "circuit", f, &o->circuit, err, errlen) == -1 ||
+		    get_str(it, "store", f, &o->store, err, errlen) == -1 ||
+		    get_str(it, "account", f, &o->account, err, errlen) == -1 ||
+		    get_time(it, "at", f, 1, &o->at, err, errlen) == -1)
+			return -1;
+		o->follow = cJSON_IsTrue(member(it, "follow"));
+	}
+	return 0;
+}
+
+static void
+write_outputs(struct jbuf *b, const void *src)
+{
+	const struct cb_state *s = src;
+	size_t i;
+
+	if (s->n_outputs == 0) {
+		jb_puts(b, "[]");
+		return;
+	}
+	jb_puts(b, "[");
+	for (i = 0; i < s->n_outputs; i++) {
+		const struct cb_output *o = &s->outputs[i];
+
+		jb_puts(b, i > 0 ? ",\n    " : "\n    ");
+		jb_ckey(b, "kind", 1);
+		jb_str(b, output_kind_name(o->kind));
+		jb_ckey(b, "host", 0);
+		jb_str(b, o->host);
+		jb_ckey(b, "path", 0);
+		jb_str(b, o->path);
+		jb_ckey(b, "circuit", 0);
+		jb_str_or_null(b, o->circuit);
+		jb_ckey(b, "store", 0);
+		jb_str_or_null(b, o->store);
+		jb_ckey(b, "account", 0);
+		jb_str_or_null(b, o->account);
+		jb_ckey(b, "follow", 0);
+		jb_puts(b, o->follow ? "true" : "false");
+		jb_ckey(b, "at", 0);
+		jb_time_or_null(b, o->at);
+		jb_puts(b, "}");
+	}
+	jb_puts(b, "\n  ]");
+}
+
 /* ---- errors_total: lifetime runs per class ---- */
 
 static int
@@ -681,6 +776,7 @@ static const struct field state_fields[] = {
 	  NULL, 0, 0 },
 	CUSTOM("thresholds", 1, read_thresholds, write_thresholds),
 	CUSTOM("spend", 1, read_spend, write_spend),
+	CUSTOM("outputs", 1, read_outputs, write_outputs),
 	CUSTOM("history", 0, state_read_history, write_history),
 };
 

@@ -52,15 +52,6 @@ state_text(const struct cb_state *s)
 	return jb_finish(&b);
 }
 
-char *
-events_text(const struct cb_event *e, size_t n, const char *lead)
-{
-	struct jbuf b = { NULL, 0, 0, 0 };
-
-	state_events(&b, e, n, "  ", "]", lead);
-	return jb_finish(&b);
-}
-
 cJSON *
 state_to_json(const struct cb_state *s)
 {

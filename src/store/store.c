@@ -276,8 +276,7 @@ store_begin(struct store *st, long n, char *err, size_t errlen)
 	run.generation = st->generation;
 	run.pid = (long)getpid();
 	run.started = store_now(st);
-	if (gethostname(run.host, sizeof(run.host) - 1) == -1)
-		snprintf(run.host, sizeof(run.host), "?");
+	store_hostname(run.host, sizeof(run.host));
 	if ((rc = st->be->begin(st, &run, err, errlen)) == 0)
 		st->begun = n;
 	return rc;
@@ -337,6 +336,13 @@ store_where(const struct store *st, char *buf, size_t len)
 	return buf;
 }
 
+const char *
+store_key(const struct store *st, char *buf, size_t len)
+{
+	st->be->where(st, NULL, 0, buf, len);
+	return buf;
+}
+
 int
 store_adopt(struct store *st, const char *path, struct cb_state *s,
     char *err, size_t errlen)
@@ -390,16 +396,32 @@ store_place(const struct store *st)
 
 int
 store_get_json(struct store *st, const char *name, struct cb_state *s,
-    cJSON **j, struct store_run *run, char *where, size_t wherelen,
-    char *err, size_t errlen)
+    cJSON **j, char *where, size_t wherelen, char *err, size_t errlen)
 {
-	struct store_run none;
-
 	st->be->where(st, name, 0, where, wherelen);
 	*j = NULL;
-	memset(run != NULL ? run : &none, 0, sizeof(none));
-	return st->be->get_json(st, name, s, j, run != NULL ? run : &none,
-	    err, errlen);
+	return st->be->get_json(st, name, s, j, err, errlen);
+}
+
+int
+store_holder(struct store *st, const char *name, const struct cb_state *s,
+    struct store_holder *h, char *err, size_t errlen)
+{
+	memset(h, 0, sizeof(*h));
+	/* A backend that cannot tell leaves it unknown: nobody. */
+	if (st->be->holder == NULL)
+		return 0;
+	if (st->be->holder(st, name, h, err, errlen) == -1) {
+		memset(h, 0, sizeof(*h));
+		return -1;
+	}
+	/* A run is going on only while its cbexec holds the circuit and
+	 * nothing was saved since it began: a record left by a cbexec that
+	 * was killed (the next holder counts it) is none. */
+	if (h->pid <= 0 || !store_run_pending(&h->run, s) ||
+	    h->run.pid != h->pid || strcmp(h->run.host, h->host) != 0)
+		memset(&h->run, 0, sizeof(h->run));
+	return 0;
 }
 
 int
@@ -425,6 +447,25 @@ store_account_list(struct store *st, char ***names, size_t *n, char *err,
 	*names = NULL;
 	*n = 0;
 	return st->be->account_list(st, names, n, err, errlen);
+}
+
+void
+store_hostname(char *buf, size_t len)
+{
+	char host[256];
+	size_t i;
+
+	if (gethostname(host, sizeof(host) - 1) == -1 || host[0] == '\0')
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	for (i = 0; host[i] != '\0' && i < HOSTNAME_KEPT && i + 1 < len; i++) {
+		char c = host[i];
+
+		buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+		    c == '_' ? c : '?';
+	}
+	buf[i] = '\0';
 }
 
 /* ---- the start record as text ---- */

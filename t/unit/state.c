@@ -378,6 +378,7 @@ test_schema(void)
 		"updated_at", "cooldown", "trials_left",
 		"tripped", "errors_total", "session_id", "last_run_at",
 		"last_success_at", "last_run_seconds", "thresholds", "spend",
+		"outputs",
 		"history", NULL
 	};
 	static const char *evkeys[] = {
