@@ -253,6 +253,21 @@ int file_mkdirs(const char *path, char *err, size_t errlen);
 /* write(2) until all of p went, retrying EINTR: the bytes written (n, or
  * fewer with errno set when the file refused the rest), -1 when none. */
 ssize_t file_write_all(int fd, const void *p, size_t n);
+/*
+ * Replace the file at path with data[0, len) atomically (atomic.c): a temp
+ * file ".BASE.tmp.XXXXXX" beside it, of the given mode, written, fsynced,
+ * closed and renamed over path.  ATOMIC_SYNC_DIR: then fsync the
+ * directory (a directory that cannot be fsynced is no error).
+ * ATOMIC_STALE: first remove the temp files a killed writer left beside
+ * path (only under the lock path is written under).  0; -1 with errno,
+ * path as it was and no temp file left; -2 with errno: path replaced, the
+ * directory's fsync failed.  path itself is neither resolved nor checked:
+ * a link at path is replaced, not followed.
+ */
+#define ATOMIC_SYNC_DIR	1
+#define ATOMIC_STALE	2
+int atomic_write(const char *path, const void *data, size_t len, mode_t mode,
+    int flags);
 /* The names in the directory dirfd is open on that end in suffix ("":
  * all), but "." and "..", sorted (readdir's order is none): a malloc'd
  * array ending in NULL, for file_names_free(); NULL with errno.  dirfd

@@ -782,12 +782,12 @@ int
 config_allow(const struct options *o)
 {
 	char cpath[PATH_MAX], hex[DIGEST_HEX_LEN + 1], err[4400], why[128];
-	char *rec = NULL, *tmp = NULL, *text = NULL, *line = NULL, *adir = NULL;
+	char *rec = NULL, *text = NULL, *line = NULL, *adir = NULL;
 	struct options scratch;
 	struct timespec since;
 	size_t n;
 	pid_t pid;
-	int missing, fd, rc = CB_EXIT_ERROR, w;
+	int missing, rc = CB_EXIT_ERROR, w;
 
 	options_init(&scratch);
 	/* Only the operator approves: never from inside a run, and not
@@ -824,25 +824,13 @@ config_allow(const struct options *o)
 	    (rec = record_path(cpath, err, sizeof(err))) == NULL ||
 	    trusted_dir(rec, 1, err, sizeof(err)) == -1)
 		goto out;
-	if ((w = asprintf(&line, "sha256:%s\n%s\n", hex, cpath)) == -1 ||
-	    asprintf(&tmp, "%s.XXXXXX", rec) == -1) {
-		tmp = NULL;
+	if ((w = asprintf(&line, "sha256:%s\n%s\n", hex, cpath)) == -1) {
+		line = NULL;
 		snprintf(err, sizeof(err), "out of memory");
 		goto out;
 	}
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+	if (atomic_write(rec, line, (size_t)w, 0600, 0) == -1) {
 		snprintf(err, sizeof(err), "%s: %s", rec, strerror(errno));
-		goto out;
-	}
-	if (file_write_all(fd, line, (size_t)w) != w || fsync(fd) == -1) {
-		snprintf(err, sizeof(err), "%s: %s", rec, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		goto out;
-	}
-	if (close(fd) == -1 || rename(tmp, rec) == -1) {
-		snprintf(err, sizeof(err), "%s: %s", rec, strerror(errno));
-		unlink(tmp);
 		goto out;
 	}
 	printf("cbexec: approved %s (sha256 %.12s...)\n", cpath, hex);
@@ -855,7 +843,6 @@ out:
 	free(adir);
 	free(text);
 	free(line);
-	free(tmp);
 	free(rec);
 	return rc;
 }
