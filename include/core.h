@@ -13,6 +13,23 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/*
+ * Room for one of cbexec's own messages, an error or the reason for one:
+ * a path of PATH_MAX and the words about it.  Every buffer a message is
+ * written into (char err[CB_ERRLEN], then err, sizeof(err)) has it, so
+ * none cuts a message its callee wrote longer (t/0003-seam.t).
+ */
+#define CB_ERRLEN	4400
+/* Room for a reason that goes inside such a message ("writable by
+ * others", a library's one-line error). */
+#define CB_WHYLEN	256
+/*
+ * Room for where a circuit is kept, as a message names it: a path of
+ * PATH_MAX with a suffix of cbexec's (".lock", ".corrupt.TIME"), or a
+ * store's label and key.
+ */
+#define CB_WHERELEN	4200
+
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /*

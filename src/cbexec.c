@@ -61,7 +61,7 @@ main(int argc, char **argv)
 {
 	struct options o;
 	struct circuit c;
-	char err[1024];
+	char err[CB_ERRLEN];
 	int rc;
 
 	file_std_fds();

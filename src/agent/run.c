@@ -297,7 +297,7 @@ static int
 compile_rules(struct agent_run *r)
 {
 	const struct agent *a = r->a;
-	char err[256];
+	char err[CB_ERRLEN];
 	size_t i, k;
 	unsigned h;
 

@@ -119,7 +119,7 @@ untrusted(const char *path, const struct stat *st, const char *why,
 static int
 trusted_dir(const char *path, int create, char *err, size_t len)
 {
-	char dir[PATH_MAX], why[160], *p;
+	char dir[PATH_MAX], why[CB_WHYLEN], *p;
 	struct stat st;
 
 	if (file_dir_of(path, dir, sizeof(dir)) == -1) {
@@ -471,7 +471,7 @@ keep_same_tick(const char *dir, const struct timespec *since,
 void
 allow_guard_begin(void)
 {
-	char err[512];
+	char err[CB_ERRLEN];
 	struct stat st, ds;
 	int fd, have_ds;
 
@@ -542,7 +542,7 @@ static int
 approved(const char *cpath, char hex[DIGEST_HEX_LEN + 1], struct stat *rst,
     char *err, size_t len)
 {
-	char *rec, buf[DIGEST_HEX_LEN + 8 + PATH_MAX + 2], why[160];
+	char *rec, buf[DIGEST_HEX_LEN + 8 + PATH_MAX + 2], why[CB_WHYLEN];
 	struct stat st;
 	ssize_t n;
 	int fd, rc = -1;
@@ -587,7 +587,7 @@ out:
 static int
 user_config_trusted(const char *user, char *err, size_t len)
 {
-	char dir[PATH_MAX], real[PATH_MAX], rdir[PATH_MAX], why[160];
+	char dir[PATH_MAX], real[PATH_MAX], rdir[PATH_MAX], why[CB_WHYLEN];
 	const char *paths[4];
 	struct stat st;
 	int i, n = 0;
@@ -781,7 +781,7 @@ inside_run(const char *dir, char *why, size_t len)
 int
 config_allow(const struct options *o)
 {
-	char cpath[PATH_MAX], hex[DIGEST_HEX_LEN + 1], err[4400], why[128];
+	char cpath[PATH_MAX], hex[DIGEST_HEX_LEN + 1], err[CB_ERRLEN], why[CB_WHYLEN];
 	char *rec = NULL, *text = NULL, *line = NULL, *adir = NULL;
 	struct options scratch;
 	struct timespec since;

@@ -40,7 +40,7 @@
 static int
 save(struct inv *v)
 {
-	char err[4400];
+	char err[CB_ERRLEN];
 
 	/* Still the holder of the circuit's lock (file or lease), and in a
 	 * shared store over the generation loaded, or none is saved. */
@@ -68,7 +68,7 @@ carry_outputs(struct inv *v)
 void
 inv_metrics(struct inv *v)
 {
-	char err[4400];
+	char err[CB_ERRLEN];
 
 	if (v->rep.metrics_path != NULL &&
 	    report_metrics(&v->rep, &v->s, err, sizeof(err)) == -1)
@@ -863,7 +863,7 @@ count_killed(struct inv *v)
 int
 inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 {
-	char err[4400];
+	char err[CB_ERRLEN];
 	int rc;
 
 	memset(v, 0, sizeof(*v));

@@ -27,7 +27,7 @@ struct inv {
 	int last;		/* no run follows the one under way */
 	struct store *st;	/* the circuit's store, its lock held */
 	int fallback;		/* on the local state: --store-fallback */
-	char store_err[1024];	/* why the store's keepalive failed */
+	char store_err[CB_ERRLEN];	/* why the store's keepalive failed */
 	char store_label[256];	/* --store without its password, or "" */
 	char *status_file;	/* $CBEXEC_STATUS_FILE, beside the state */
 	int loaded;		/* s holds a loaded state (free it) */

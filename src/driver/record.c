@@ -121,7 +121,7 @@ static int
 record_facts(const struct options *o, struct run_done *d)
 {
 	const struct agent *a;
-	char err[4400];
+	char err[CB_ERRLEN];
 
 	memset(d, 0, sizeof(*d));
 	d->progress = o->record_progress;
