@@ -56,7 +56,7 @@ int ops_reset(const struct options *o, const struct circuit *c);
 int ops_trip(const struct options *o, const struct circuit *c);
 int ops_skip(const struct options *o, const struct circuit *c);
 int ops_unskip(const struct options *o, const struct circuit *c);
-/* --reset-account NAME (account.c): close the account's gate. */
+/* --reset-account NAME (accountgate.c): close the account's gate. */
 int ops_reset_account(const struct options *o);
 
 /* --record: apply one run's result given on the command line, as a run

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Shared by the files of agent/: the row of the adapter table, one run's
- * reading (run.c), and the helpers an adapter uses to say what it read.
+ * reading (reading.c), and the helpers an adapter uses to say what it read.
  *
  * An adapter is declarative where it can be: a table of the JSON paths it
  * wants, each into a numbered slot of the current event, and its own rows
@@ -143,7 +143,7 @@ extern const struct agent agent_claude, agent_codex, agent_gemini,
     agent_qwen, agent_opencode, agent_pi, agent_copilot, agent_cn,
     agent_kilo;
 
-/* Slots of the current event (run.c).  NULL / -1 / dflt when unset. */
+/* Slots of the current event (reading.c).  NULL / -1 / dflt when unset. */
 const char *sv(const struct agent_run *r, int slot);
 int sb(const struct agent_run *r, int slot);
 double sn(const struct agent_run *r, int slot, double dflt);

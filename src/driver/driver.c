@@ -2,7 +2,7 @@
 /*
  * The loop of one invocation.  Under the circuit's lock: load the state,
  * then before each run ask the breaker for admission, hand the run to
- * run.c, judge and record what it did (the breaker, the durable save, the
+ * runonce.c, judge and record what it did (the breaker, the durable save, the
  * report), and decide whether to go on: -n, --loop, --until-success, the
  * budget, --delay and --backoff.  When the circuit opens, the OPEN block
  * and, on a terminal, the menu.  A provider's usage limit opens the
