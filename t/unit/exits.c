@@ -57,11 +57,12 @@ static void
 man_label(const char *label, char *buf, size_t len)
 {
 	const char *dash = strchr(label, '-');
+	size_t n = strlen(label);
 
 	if (dash != NULL)
 		snprintf(buf, len, "%.*s\\(en%s", (int)(dash - label), label,
 		    dash + 1);
-	else if (strcmp(label + strlen(label) - 2, "+N") == 0)
+	else if (n >= 2 && strcmp(label + n - 2, "+N") == 0)
 		snprintf(buf, len, "%.*s+ Ns Ar N", (int)strlen(label) - 2,
 		    label);
 	else
