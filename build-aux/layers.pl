@@ -7,7 +7,9 @@
 # is read here and is the rule: every #include "..." of a folder names its
 # own headers or the face of a subsystem its row lists under "uses" ("all
 # of the above": any row above it), and the rows draw arrows down only,
-# so the folders form no circle.  src/cbexec.c may use every face.
+# so the folders form no circle.  src/cbexec.c may use every face.  And
+# a file's name is its own: no two files share one but a header and its
+# code (X.h beside X.c, the face include/S.h and src/S/S.c).
 # Prints one TAP line per rule.
 use strict;
 use warnings;
@@ -93,8 +95,36 @@ for my $file (glob("$top/src/*.c"), glob("$top/src/*/*.[ch]"),
 		    unless $uses{$from}{$to};
 	}
 }
+# A file's name says which file it is (ARCHITECTURE.md): a name without
+# its .c or .h is one file's, or a header's and its code's -- X.h beside
+# X.c, or the face include/S.h and src/S/S.c.
+my (%stem, $shared);
+for my $file (glob("$top/src/*.c"), glob("$top/src/*/*.[ch]"),
+    glob("$top/include/*.h")) {
+	my $rel = substr($file, length($top) + 1);
+	my ($stem) = $rel =~ m{([^/]+)\.[ch]$};
+	push @{$stem{$stem}}, $rel;
+}
+for my $stem (sort keys %stem) {
+	my @f = sort @{$stem{$stem}};
+	next if @f == 1;
+	my @c = grep { /\.c$/ } @f;
+	my @h = grep { /\.h$/ } @f;
+	if (@c == 1 && @h == 1) {
+		my ($cdir) = $c[0] =~ m{^(.*)/[^/]+$};
+		my ($hdir) = $h[0] =~ m{^(.*)/[^/]+$};
+		next if $cdir eq $hdir;
+		next if $h[0] eq "include/$stem.h" && $c[0] eq "src/$stem/$stem.c";
+	}
+	push @bad, "the name $stem is shared by " . join(', ', @f) .
+	    " (ARCHITECTURE.md: only a header and its own code share one)";
+	$shared++;
+}
+
 my $n = 0;
 printf "ok %d - layers: %s\n", ++$n, join(' < ', @layers, 'cbexec.c');
+printf "ok %d - no name is shared but by a header and its own code\n", ++$n
+    unless $shared;
 for my $from (sort { $rank{$a} <=> $rank{$b} } keys %deps) {
 	printf "ok %d - %s uses %s\n", ++$n, $from,
 	    join(', ', sort { $rank{$a} <=> $rank{$b} } keys %{$deps{$from}});

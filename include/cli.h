@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "breaker.h"
+#include "core.h"
 #include "judge.h"
 
 enum mode { MODE_RUN, MODE_STATUS, MODE_RESET, MODE_HISTORY, MODE_TRIP,
@@ -64,8 +65,8 @@ struct options {
 	struct strv watch, exclude;
 	size_t capture_bytes;
 	int no_capture_stdout, keep_orphans;
-	int exit_open, exit_stuck, exit_abort, exit_busy;
-	int exit_complete;	/* --exit-codes complete=N: 0 by default */
+	int exit_as[CB_EXIT_ROWS];	/* --exit-codes: what each row of
+					 * cb_exits[] exits as */
 	char *agent;			/* --agent NAME or "none"; NULL: detect */
 	/* spend caps (SPEC §9), 0: none: per run, and per circuit over a
 	 * rolling window of *_span seconds */

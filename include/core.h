@@ -2,8 +2,9 @@
 /*
  * The core every subsystem builds on: the two clocks, ISO-8601 time,
  * durations as SPEC §1 writes them, SHA-256, UTF-8 checking, the XDG base
- * directories, the bounded byte ring and shell quoting.  Nothing here
- * knows of circuits or commands.
+ * directories, the bounded byte ring and shell quoting; and the table of
+ * cbexec's exit statuses, which every layer returns or exits with.  Apart
+ * from that table's words, nothing here knows of circuits or commands.
  */
 #ifndef CBEXEC_CORE_H
 #define CBEXEC_CORE_H
@@ -12,7 +13,121 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/*
+ * Room for one of cbexec's own messages, an error or the reason for one:
+ * a path of PATH_MAX and the words about it.  Every buffer a message is
+ * written into (char err[CB_ERRLEN], then err, sizeof(err)) has it, so
+ * none cuts a message its callee wrote longer (t/0003-seam.t).
+ */
+#define CB_ERRLEN	4400
+/* Room for a reason that goes inside such a message ("writable by
+ * others", a library's one-line error). */
+#define CB_WHYLEN	256
+/*
+ * Room for where a circuit is kept, as a message names it: a path of
+ * PATH_MAX with a suffix of cbexec's (".lock", ".corrupt.TIME"), or a
+ * store's label and key.
+ */
+#define CB_WHERELEN	4200
+
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * cbexec's exit statuses (SPEC §2), one row each in the order --help,
+ * the man page's EXIT STATUS and README's table list them:
+ *   X(ID, code, exits as, label, name, --exit-codes key, --help's line,
+ *     --help all's lines)
+ * CB_EXIT_ID is the code the layers below main() return; main() exits
+ * with what --exit-codes made of it ("exits as" by default); a row
+ * without a key is never remapped.  The label is what the tables print
+ * (NULL: in none of them), the name SPEC §2's (NULL: "-", a status that
+ * is the command's, or its exec's, not cbexec's verdict).  A new exit
+ * status is a row here; t/unit/exits.c holds the man page and README to
+ * these rows.
+ */
+#define CB_EXIT_TABLE(X)						\
+X(OK, 0, 0, "0", "OK", NULL,						\
+	"the last run succeeded or reported completion; --status: not "	\
+	"OPEN",								\
+	"the last run succeeded or reported completion (--exit-codes\n"	\
+	"complete=N tells completion apart), the phase or task was\n"	\
+	"skipped (not run), or Skip was chosen; --status: not OPEN\n"	\
+	"(--status --all: none is OPEN)")				\
+X(OWN, 1, 1, "1-119", NULL, NULL,					\
+	"the command's own exit status (1: a failure it exited 0 for)",	\
+	"the command's own exit status; 1 for a run judged a failure\n"	\
+	"that exited 0 (an error in a client's own result)")		\
+X(OPEN, 120, 120, "120", "OPEN", "open",				\
+	"refused, or opened by this invocation",			\
+	"the circuit is open (refused, or opened now; a usage limit\n"	\
+	"or a spend window over its cap holds it until it frees up), or\n" \
+	"its --account's gate refused the run (--status: either refuses\n" \
+	"runs)")							\
+X(STUCK, 121, 121, "121", "STUCK", "stuck",				\
+	"the same error or the same task failed repeatedly",		\
+	"the same error or the same task failed repeatedly")		\
+X(ABORT, 122, 122, "122", "ABORT", "abort",				\
+	"fatal error class, or interrupted by the operator",		\
+	"fatal error class, or interrupted by the operator")		\
+X(BUSY, 123, 123, "123", "BUSY", "busy",				\
+	"another cbexec holds this circuit",				\
+	"another cbexec holds this circuit")				\
+X(TIMEOUT, 124, 124, "124", "TIMEOUT", NULL,				\
+	"--timeout, --idle-timeout, --budget or a spend cap",		\
+	"--timeout, --idle-timeout or --budget ran out, a per-run\n"	\
+	"spend cap was crossed (outcome BUDGET), or a tool-call loop\n"	\
+	"was stopped (by cbexec, or by the client itself)")		\
+X(ERROR, 125, 125, "125", "ERROR", NULL,				\
+	"cbexec itself failed (usage, config, state, I/O)",		\
+	"cbexec itself failed (usage, config, state, no such\n"		\
+	"circuit, I/O, a write error on stdout)")			\
+X(NOEXEC, 126, 126, "126", NULL, NULL,					\
+	"COMMAND found but not executable",				\
+	"COMMAND found but not executable")				\
+X(NOTFOUND, 127, 127, "127", NULL, NULL,				\
+	"COMMAND not found",						\
+	"COMMAND not found")						\
+X(SIGNAL, 128, 128, "128+N", NULL, NULL,				\
+	"the command was killed by signal N",				\
+	"the command was killed by signal N (a known client's own\n"	\
+	"status above 128, as Gemini CLI's 144 for HTTP 400, gives 1)")	\
+/* The run reported completion (STATUS: COMPLETE, EXIT_SIGNAL:		\
+ * true): never an exit status itself; 0 unless --exit-codes		\
+ * complete=N (SPEC §11). */						\
+X(COMPLETE, 256, 0, NULL, NULL, "complete", NULL, NULL)
+
+/* CB_EXIT_OK, CB_EXIT_OPEN, ...: the codes; CB_EXIT_SIGNAL plus the
+ * signal's number for a run a signal ended. */
+enum cb_exit {
+#define X(id, code, as, label, name, key, brief, help) CB_EXIT_##id = code,
+	CB_EXIT_TABLE(X)
+#undef X
+};
+
+/* The rows' indexes in cb_exits[]: CB_EXIT_ROW_OPEN, ... */
+enum {
+#define X(id, code, as, label, name, key, brief, help) CB_EXIT_ROW_##id,
+	CB_EXIT_TABLE(X)
+#undef X
+	CB_EXIT_ROWS
+};
+
+struct cb_exit_row {
+	int code;		/* CB_EXIT_... */
+	int as;			/* what it exits as, unless remapped */
+	const char *label;	/* "120", "1-119"; NULL: not in the tables */
+	const char *name;	/* "OPEN"; NULL: none */
+	const char *key;	/* --exit-codes KEY=N; NULL: not remapped */
+	const char *brief;	/* --help's line; NULL: in none */
+	const char *help;	/* --help all's, lines split by '\n' */
+};
+
+/* The table (exits.c). */
+extern const struct cb_exit_row cb_exits[CB_EXIT_ROWS];
+
+/* What code exits as, with as[] (by row, as cb_exits[].as by default)
+ * for the rows --exit-codes may remap. */
+int exit_remap(const int as[CB_EXIT_ROWS], int code);
 
 /* Clocks (clock.c), as seconds in a double: wall time for timestamps,
  * monotonic time for every deadline and duration. */
@@ -155,6 +270,27 @@ int file_mkdirs(const char *path, char *err, size_t errlen);
 /* write(2) until all of p went, retrying EINTR: the bytes written (n, or
  * fewer with errno set when the file refused the rest), -1 when none. */
 ssize_t file_write_all(int fd, const void *p, size_t n);
+/*
+ * Replace the file at path with data[0, len) atomically (atomic.c): a temp
+ * file ".BASE.tmp.XXXXXX" beside it, of the given mode, written, fsynced,
+ * closed and renamed over path.  ATOMIC_SYNC_DIR: then fsync the
+ * directory (a directory that cannot be fsynced is no error).
+ * ATOMIC_STALE: first remove the temp files a killed writer left beside
+ * path (only under the lock path is written under).  0; -1 with errno,
+ * path as it was and no temp file left; -2 with errno: path replaced, the
+ * directory's fsync failed.  path itself is neither resolved nor checked:
+ * a link at path is replaced, not followed.
+ */
+#define ATOMIC_SYNC_DIR	1
+#define ATOMIC_STALE	2
+int atomic_write(const char *path, const void *data, size_t len, mode_t mode,
+    int flags);
+/* The names in the directory dirfd is open on that end in suffix ("":
+ * all), but "." and "..", sorted (readdir's order is none): a malloc'd
+ * array ending in NULL, for file_names_free(); NULL with errno.  dirfd
+ * is left as it was, for the caller's fstatat() and unlinkat(). */
+char **file_names(int dirfd, const char *suffix);
+void file_names_free(char **names);
 /* Give fds 0, 1 and 2, when closed, a placeholder that fails like a
  * closed descriptor, so no descriptor of ours takes their numbers. */
 void file_std_fds(void);

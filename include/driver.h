@@ -3,7 +3,7 @@
  * One invocation: the circuit's lock and state, the runs, the breaker, and
  * the exit status (SPEC §2-§5).  Also the operator commands.  cbexec.c is
  * the only place that turns an exit status into a process exit; everything
- * below it returns one of these.
+ * below it returns one of enum cb_exit (core.h's table of them).
  */
 #ifndef CBEXEC_DRIVER_H
 #define CBEXEC_DRIVER_H
@@ -12,24 +12,6 @@
 
 #include "cli.h"
 #include "core.h"
-
-/* cbexec's exit statuses (SPEC §2). */
-enum cb_exit {
-	CB_EXIT_OK = 0,
-	CB_EXIT_OPEN = 120,
-	CB_EXIT_STUCK = 121,
-	CB_EXIT_ABORT = 122,
-	CB_EXIT_BUSY = 123,
-	CB_EXIT_TIMEOUT = 124,
-	CB_EXIT_ERROR = 125,
-	CB_EXIT_NOEXEC = 126,
-	CB_EXIT_NOTFOUND = 127,
-	CB_EXIT_SIGNAL = 128,		/* plus the signal number */
-	/* The run reported completion (STATUS: COMPLETE, EXIT_SIGNAL:
-	 * true): never an exit status itself, main() maps it to 0 or to
-	 * --exit-codes complete=N (SPEC §11). */
-	CB_EXIT_COMPLETE = 256
-};
 
 /* Which state file, and how people should name the circuit. */
 struct circuit {
@@ -74,7 +56,7 @@ int ops_reset(const struct options *o, const struct circuit *c);
 int ops_trip(const struct options *o, const struct circuit *c);
 int ops_skip(const struct options *o, const struct circuit *c);
 int ops_unskip(const struct options *o, const struct circuit *c);
-/* --reset-account NAME (account.c): close the account's gate. */
+/* --reset-account NAME (accountgate.c): close the account's gate. */
 int ops_reset_account(const struct options *o);
 
 /* --record: apply one run's result given on the command line, as a run
@@ -85,9 +67,5 @@ int driver_record(struct options *o, const struct circuit *c);
  * with status, the exit status cbexec exits with (cbexec(1), JSON);
  * nothing when it decided nothing (an error of cbexec's own). */
 void driver_record_json(FILE *f, int status);
-/* Every operator verb's first step: 0 when the circuit's state file (or
- * its lock, or anything else) is at its path, else -1 with "no such
- * circuit" printed, naming the path (the caller exits 125). */
-int ops_need_circuit(const struct options *o, const struct circuit *c);
 
 #endif

@@ -19,25 +19,6 @@
 
 #define CBEXEC_VERSION "0.2.0"
 
-static int
-remap(const struct options *o, int code)
-{
-	switch (code) {
-	case CB_EXIT_OPEN:
-		return o->exit_open;
-	case CB_EXIT_STUCK:
-		return o->exit_stuck;
-	case CB_EXIT_ABORT:
-		return o->exit_abort;
-	case CB_EXIT_BUSY:
-		return o->exit_busy;
-	case CB_EXIT_COMPLETE:
-		return o->exit_complete;
-	default:
-		return code;
-	}
-}
-
 /* "cbexec: MSG" on one line whatever the message quotes (a value from
  * argv, the environment or a config file): control bytes are escaped. */
 static int
@@ -80,7 +61,7 @@ main(int argc, char **argv)
 {
 	struct options o;
 	struct circuit c;
-	char err[1024];
+	char err[CB_ERRLEN];
 	int rc;
 
 	file_std_fds();
@@ -139,7 +120,7 @@ main(int argc, char **argv)
 	}
 	if (o.all) {
 		errno = 0;
-		rc = remap(&o, flush_stdout(ops_status_all(&o)));
+		rc = exit_remap(o.exit_as, flush_stdout(ops_status_all(&o)));
 		goto out;
 	}
 	if (circuit_resolve(&o, &c, err, sizeof(err)) == -1) {
@@ -175,7 +156,7 @@ main(int argc, char **argv)
 		break;
 	}
 	circuit_free(&c);
-	rc = remap(&o, rc);
+	rc = exit_remap(o.exit_as, rc);
 	/* --record --json: what it decided, with the status it exits with. */
 	if (o.mode == MODE_RECORD && o.json) {
 		driver_record_json(stdout, rc);

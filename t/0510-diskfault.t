@@ -9,7 +9,8 @@
 cb() { "$CBEXEC" -q --no-prompt --progress exit "$@"; }
 skip() { _n=$((_n + 1)); echo "ok $_n # skip $1"; }
 skipn() { _k=0; while [ $_k -lt "$1" ]; do skip "$2"; _k=$((_k + 1)); done; }
-# no temp file (.NAME.tmp.XXXXXX or NAME.XXXXXX) left in directory $1
+# no temp file (.NAME.tmp.XXXXXX, atomic_write()'s; NAME.XXXXXX, what the
+# textfile's were once) left in directory $1
 notmp() {
 	for _t in "$1"/.*.tmp.* "$1"/*.prom.*; do [ -e "$_t" ] && return 1; done
 	return 0

@@ -120,11 +120,12 @@ kill -9 "$w"; wait "$w" 2>/dev/null
 poll_until 3 gone "$p"; ok $? "kill -9 of cbexec while the hook after the last run runs: the hook's child is gone too"
 cb --name k9 -- true
 ok "$(test -e "$CBEXEC_STATE_DIR/k9.json.status" && echo 1 || echo 0)" "... and the next run of the circuit removes it"
-# Stale --metrics temp files of a killed writer go on the next write.
-touch m.prom.AbC123 m.prom.other
+# Stale --metrics temp files of a killed writer (.NAME.tmp.XXXXXX, as
+# every file cbexec replaces) go on the next write.
+touch .m.prom.tmp.AbC123 .m.prom.tmp.other m.prom.other
 cb --name k9 --metrics m.prom -- true
-ok "$(test -e m.prom.AbC123 && echo 1 || echo 0)" "a stale metrics temp file is removed"
-ok "$(test -e m.prom.other; echo $?)" "... nothing else beside it is"
+ok "$(test -e .m.prom.tmp.AbC123 && echo 1 || echo 0)" "a stale metrics temp file is removed"
+ok "$(test -e m.prom.other && test -e .m.prom.tmp.other; echo $?)" "... nothing else beside it is"
 # Nothing is left behind after a normal exit either.
 cb --name gone -- true
 ok "$(ls "$CBEXEC_STATE_DIR" | grep -c '^gone\.json\.status$' | grep -qx 0; echo $?)" \

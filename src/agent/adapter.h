@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Shared by the files of agent/: the row of the adapter table, one run's
- * reading (run.c), and the helpers an adapter uses to say what it read.
+ * reading (reading.c), and the helpers an adapter uses to say what it read.
  *
  * An adapter is declarative where it can be: a table of the JSON paths it
  * wants, each into a numbered slot of the current event, and its own rows
@@ -134,12 +134,16 @@ struct agent_run {
  * the last. */
 const struct agent *agent_described(size_t i);
 
+/* The i-th client from 0, NULL past the last: the table's, in its order,
+ * then those the config described (agents.c). */
+const struct agent *agent_nth(size_t i);
+
 /* The table (agents.c). */
 extern const struct agent agent_claude, agent_codex, agent_gemini,
     agent_qwen, agent_opencode, agent_pi, agent_copilot, agent_cn,
     agent_kilo;
 
-/* Slots of the current event (run.c).  NULL / -1 / dflt when unset. */
+/* Slots of the current event (reading.c).  NULL / -1 / dflt when unset. */
 const char *sv(const struct agent_run *r, int slot);
 int sb(const struct agent_run *r, int slot);
 double sn(const struct agent_run *r, int slot, double dflt);
@@ -181,12 +185,11 @@ void run_retrying(struct agent_run *r, const char *msg, const char *type);
 /* Something happened that is not a retry. */
 void run_progress(struct agent_run *r);
 void run_session(struct agent_run *r, const char *id);
-/* Text of the assistant: to the status scanner (joined to what came
- * before as it is: deltas of one answer). */
-void run_text(struct agent_run *r, const char *p, size_t n);
-/* The event's K_TEXT buffer, as run_text, then a line break. */
+/* The event's K_TEXT buffer, text of the assistant, to the status
+ * scanner, then a line break. */
 void run_event_text(struct agent_run *r);
-/* The same without the line break: a delta of an answer. */
+/* The same without the line break: a delta of an answer (joined to what
+ * came before as it is). */
 void run_event_delta(struct agent_run *r);
 /* The event's K_TEXT buffer as a string ("" when none). */
 const char *event_text(struct agent_run *r);

@@ -24,9 +24,8 @@ static const struct agent *const table[] = {
 
 #define DEPTH 8		/* wrappers inside wrappers, at most */
 
-/* The i-th client: the table's, then those the config described. */
-static const struct agent *
-nth(size_t i)
+const struct agent *
+agent_nth(size_t i)
 {
 	return i < NELEM(table) ? table[i] : agent_described(i - NELEM(table));
 }
@@ -37,7 +36,7 @@ agent_by_name(const char *name)
 	const struct agent *a;
 	size_t i;
 
-	for (i = 0; name != NULL && (a = nth(i)) != NULL; i++)
+	for (i = 0; name != NULL && (a = agent_nth(i)) != NULL; i++)
 		if (strcmp(a->name, name) == 0)
 			return a;
 	return NULL;
@@ -56,7 +55,7 @@ agent_names(void)
 	const struct agent *a;
 	size_t i, n = 0;
 
-	for (i = 0; (a = nth(i)) != NULL && n < sizeof(names); i++)
+	for (i = 0; (a = agent_nth(i)) != NULL && n < sizeof(names); i++)
 		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
 		    i > 0 ? ", " : "", a->name);
 	return names;
@@ -77,7 +76,7 @@ by_command(const char *cmd, size_t n)
 	const struct agent *a;
 	size_t i;
 
-	for (i = 0; (a = nth(i)) != NULL; i++)
+	for (i = 0; (a = agent_nth(i)) != NULL; i++)
 		for (c = a->commands; *c != NULL; c++)
 			if (strlen(*c) == n && strncmp(*c, cmd, n) == 0)
 				return a;
@@ -93,7 +92,7 @@ by_package(const char *s)
 	const struct agent *a;
 	size_t i, n;
 
-	for (i = 0; (a = nth(i)) != NULL; i++)
+	for (i = 0; (a = agent_nth(i)) != NULL; i++)
 		for (pk = a->packages; *pk != NULL; pk++) {
 			n = strlen(*pk);
 			if (strncmp(s, *pk, n) == 0 &&

@@ -609,7 +609,7 @@ agent_describe(const struct agent_desc *d, char *err, size_t errlen)
 	struct extra x;
 	struct build b;
 	const char **cmds = NULL;
-	char why[256];
+	char why[CB_WHYLEN];
 	size_t i, k, slot, n_typed = 0, n_lists = 0;
 	enum slot_kind kd;
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Options (SPEC §1).  Every option is one row of opts[]: its long name, its
- * short letter, whether it takes a value, the id set_option() switches on
- * to validate and store its value, and its --help category and
- * description, so an option added is one row (and its case).  argv, the
- * CB_* environment and the config file all go through set_option(), so a
- * value is validated the same way wherever it comes from; o->origin[id]
+ * short letter, whether it takes a value, how the value is read (a
+ * duration, a count, a string, a list, a flag, ...) and the member of
+ * struct options it goes to, and its --help category and description, so
+ * an option added is one row (and a case of set_option() only when its
+ * value is read in a way of its own).  argv, the CB_* environment and the
+ * config file's keys all go through set_option(), so a value is validated
+ * the same way wherever it comes from; o->origin[id]
  * remembers the source so that a lower-precedence source (CLI > env >
  * config > phase > built-in) never overrides a higher.  cli_parse() reads
  * argv in one ordered pass: a run stops at COMMAND, an operator command
@@ -16,6 +18,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,20 +55,17 @@ enum opt_id {
 _Static_assert(O_COUNT <= sizeof(((struct options *)0)->origin),
     "struct options: origin[] is smaller than the option table");
 
-/* Which options a config file may not set: they pick the circuit or the
- * config itself, or they are commands rather than settings, or the facts
- * of one recorded run. */
-#define NOT_IN_CONFIG(id) ((id) <= O_VERSION || (id) == O_CONFIG ||	\
-	((id) >= O_SKIP && (id) <= O_STDOUT_FILE) || (id) == O_CREATE ||	\
-	(id) == O_ALL || (id) == O_ALLOW_CONFIG || (id) == O_RESET_ACCOUNT)
-
 /*
  * --help's categories (curl's "--help CATEGORY"): each option belongs to
- * one; COMMON marks the few that plain --help shows.
+ * one; COMMON marks the few that plain --help shows.  NO_CONFIG marks the
+ * options a config file may not set: they pick the circuit or the config
+ * itself, or they are commands rather than settings, or the facts of one
+ * recorded run.
  */
 enum help_cat { CAT_CIRCUIT, CAT_RUNNING, CAT_AGENTS, CAT_STORE,
 	CAT_THRESHOLDS, CAT_OPERATOR, CAT_RECORD, N_CATS };
 #define COMMON 0x100
+#define NO_CONFIG 0x200
 #define CAT_OF(c) ((c) & 0xff)
 
 static const struct {
@@ -94,207 +94,294 @@ static const struct {
 };
 
 /*
+ * How an option's value is read, and where it goes: the macros below give
+ * a row its type and the member of struct options it sets (checked to
+ * have the C type the reader writes, at compile time).
+ */
+enum opt_type {
+	OT_STR,		/* a copy of the value */
+	OT_TEXT,	/* the same as UTF-8 (it ends up in the state) */
+	OT_FLAG,	/* 1; takes no value */
+	OT_STEP,	/* += n (-q, -v) */
+	OT_DURATION,	/* seconds (SPEC §1); n = 1: more than 0 */
+	OT_INT,		/* a whole number, at least n */
+	OT_LONG,	/* the same into a long */
+	OT_LIST,	/* one more item of a repeatable option */
+	OT_CODES,	/* a list of exit codes, e.g. as example */
+	OT_NAME,	/* a NAME as a circuit's, of what example names */
+	OT_MODE,	/* a command: the mode n (set_mode) */
+	OT_OWN		/* read by set_option()'s own case */
+};
+
+#define AT(f, T) _Generic(((struct options *)0)->f,			\
+	T: offsetof(struct options, f))
+#define STR(f)		OT_STR, AT(f, char *), 0, NULL
+#define TEXT(f)		OT_TEXT, AT(f, char *), 0, NULL
+#define FLAG(f)		OT_FLAG, AT(f, int), 0, NULL
+#define STEP(f, n)	OT_STEP, AT(f, int), n, NULL
+#define DURATION(f)	OT_DURATION, AT(f, double), 0, NULL
+#define DURATION_NZ(f)	OT_DURATION, AT(f, double), 1, NULL
+#define COUNT(f, min)	_Generic(((struct options *)0)->f, int: OT_INT,	\
+	long: OT_LONG), _Generic(((struct options *)0)->f,		\
+	int: offsetof(struct options, f), long: offsetof(struct options, f)), \
+	min, NULL
+#define LIST(f)		OT_LIST, AT(f, struct strv), 0, NULL
+#define CODES(f, eg)	OT_CODES, AT(f, struct codes), 0, eg
+#define NAME(f, what)	OT_NAME, AT(f, char *), 0, what
+#define MODE(m)		OT_MODE, 0, m, NULL
+#define OWN		OT_OWN, 0, 0, NULL
+
+/*
  * Every option is one row: its long name, whether it takes a value, its
- * short letter, the id set_option() switches on, its --help category
- * (| COMMON), what follows the name in --help (" D", "[=D]"), and its
- * description, lines of at most 50 columns, the first one able to stand
- * alone (plain --help shows only that).
+ * short letter, its id (origin[]'s slot, and set_option()'s own cases),
+ * how its value is read and where it goes (the macros above), its --help
+ * category (| COMMON, | NO_CONFIG), what follows the name in --help
+ * (" D", "[=D]"), and its description, lines of at most 50 columns, the
+ * first one able to stand alone (plain --help shows only that).  The
+ * config file's keys are the same rows (config.c).
  */
 struct opt {
 	const char *name;
 	int has_arg;		/* no_argument, required_argument, optional_ */
 	int letter;		/* short option or 0 */
 	enum opt_id id;
-	int cat;		/* enum help_cat, | COMMON */
+	enum opt_type type;
+	size_t off;		/* the member of struct options it sets */
+	long n;			/* OT_STEP, _DURATION, _INT, _LONG, _MODE */
+	const char *what;	/* OT_CODES's example, OT_NAME's noun */
+	int cat;		/* enum help_cat, | COMMON, | NO_CONFIG */
 	const char *arg;	/* after the name in --help, or "" */
 	const char *help;
 };
 
 static const struct opt opts[] = {
-	{ "state", required_argument, 0, O_STATE, CAT_CIRCUIT, " FILE",
-	    "the state file itself" },
-	{ "name", required_argument, 'N', O_NAME, CAT_CIRCUIT | COMMON,
-	    " NAME", "the circuit: $CBEXEC_STATE_DIR/NAME.json\n"
+	{ "state", required_argument, 0, O_STATE, STR(state_path),
+	    CAT_CIRCUIT | NO_CONFIG, " FILE", "the state file itself" },
+	{ "name", required_argument, 'N', O_NAME, NAME(name, "circuit"),
+	    CAT_CIRCUIT | COMMON | NO_CONFIG, " NAME",
+	    "the circuit: $CBEXEC_STATE_DIR/NAME.json\n"
 	    "($CBEXEC_STATE_DIR defaults to\n"
 	    "${XDG_STATE_HOME:-$HOME/.local/state}/cbexec;\n"
 	    "neither --name nor --state: $CBEXEC_STATE, else\n"
 	    "the working directory's own dir-BASE-HASH.json)" },
-	{ "chdir", required_argument, 'C', O_CHDIR, CAT_CIRCUIT, " DIR",
+	{ "chdir", required_argument, 'C', O_CHDIR, STR(chdir),
+	    CAT_CIRCUIT | NO_CONFIG, " DIR",
 	    "change to DIR first; relative paths are in DIR" },
-	{ "follow-symlinks", no_argument, 0, O_FOLLOW, CAT_CIRCUIT, "",
+	{ "follow-symlinks", no_argument, 0, O_FOLLOW, FLAG(follow_symlinks),
+	    CAT_CIRCUIT | NO_CONFIG, "",
 	    "accept a symlinked state, --log or --metrics file" },
-	{ "status", no_argument, 0, O_STATUS, CAT_OPERATOR, "",
+	{ "status", no_argument, 0, O_STATUS, MODE(MODE_STATUS),
+	    CAT_OPERATOR | NO_CONFIG, "",
 	    "show the circuit (exit 120 when OPEN)" },
-	{ "reset-circuit", no_argument, 0, O_RESET, CAT_OPERATOR, "",
+	{ "reset-circuit", no_argument, 0, O_RESET, MODE(MODE_RESET),
+	    CAT_OPERATOR | NO_CONFIG, "",
 	    "close the circuit (waits up to 5s for the lock);\n"
 	    "rewrites the textfiles and logs its runs wrote" },
-	{ "history", no_argument, 0, O_HISTORY, CAT_OPERATOR, "",
+	{ "history", no_argument, 0, O_HISTORY, MODE(MODE_HISTORY),
+	    CAT_OPERATOR | NO_CONFIG, "",
 	    "the circuit's events, oldest first" },
-	{ "trip", no_argument, 0, O_TRIP, CAT_OPERATOR, "",
+	{ "trip", no_argument, 0, O_TRIP, MODE(MODE_TRIP),
+	    CAT_OPERATOR | NO_CONFIG, "",
 	    "open the circuit by hand; no cooldown closes it" },
-	{ "json", no_argument, 0, O_JSON, CAT_OPERATOR, "",
-	    "with --status, --history or --record: JSON\n"
+	{ "json", no_argument, 0, O_JSON, FLAG(json), CAT_OPERATOR | NO_CONFIG,
+	    "", "with --status, --history or --record: JSON\n"
 	    "(\"v\": 2; its fields: cbexec(1), JSON)" },
-	{ "last", required_argument, 0, O_LAST, CAT_OPERATOR, " N",
+	{ "last", required_argument, 0, O_LAST, COUNT(last, 1),
+	    CAT_OPERATOR | NO_CONFIG, " N",
 	    "with --history: only the last N events" },
-	{ "reason", required_argument, 0, O_REASON, CAT_OPERATOR, " TEXT",
+	{ "reason", required_argument, 0, O_REASON, TEXT(reason),
+	    CAT_OPERATOR | NO_CONFIG, " TEXT",
 	    "why, for --reset-circuit, --trip, --skip and\n"
 	    "--reset-account: kept in the history" },
-	{ "help", optional_argument, 'h', O_HELP, CAT_OPERATOR, " [CATEGORY]",
+	{ "help", optional_argument, 'h', O_HELP, MODE(MODE_HELP),
+	    CAT_OPERATOR | NO_CONFIG, " [CATEGORY]",
 	    "this help; all, or one category: circuit, running,\n"
 	    "agents, store, thresholds, operator, record" },
-	{ "version", no_argument, 'V', O_VERSION, CAT_OPERATOR, "",
-	    "print the version" },
-	{ "phase", required_argument, 'p', O_PHASE, CAT_RUNNING | COMMON, " P",
-	    "RED, GREEN, REFACTOR, DOCUMENT or a config phase" },
-	{ "timeout", required_argument, 't', O_TIMEOUT, CAT_RUNNING | COMMON,
-	    " D", "limit for one run (120s)" },
-	{ "kill-after", required_argument, 'k', O_KILL_AFTER, CAT_RUNNING,
-	    " D", "SIGKILL this long after the timeout signal (10s)" },
-	{ "signal", required_argument, 's', O_SIGNAL, CAT_RUNNING, " SIG",
+	{ "version", no_argument, 'V', O_VERSION, MODE(MODE_VERSION),
+	    CAT_OPERATOR | NO_CONFIG, "", "print the version" },
+	{ "phase", required_argument, 'p', O_PHASE, OWN, CAT_RUNNING | COMMON,
+	    " P", "RED, GREEN, REFACTOR, DOCUMENT or a config phase" },
+	{ "timeout", required_argument, 't', O_TIMEOUT, DURATION(timeout),
+	    CAT_RUNNING | COMMON, " D", "limit for one run (120s)" },
+	{ "kill-after", required_argument, 'k', O_KILL_AFTER,
+	    DURATION(kill_after), CAT_RUNNING, " D",
+	    "SIGKILL this long after the timeout signal (10s)" },
+	{ "signal", required_argument, 's', O_SIGNAL, OWN, CAT_RUNNING, " SIG",
 	    "signal sent on timeout: name or number, 0 = none" },
-	{ "budget", required_argument, 'T', O_BUDGET, CAT_RUNNING | COMMON,
-	    " D", "total time for this invocation (30m)" },
+	{ "budget", required_argument, 'T', O_BUDGET, DURATION(budget),
+	    CAT_RUNNING | COMMON, " D",
+	    "total time for this invocation (30m)" },
 	{ "iterations", required_argument, 'n', O_ITERATIONS,
-	    CAT_RUNNING | COMMON, " N", "at most N runs (1)" },
-	{ "loop", no_argument, 'l', O_LOOP, CAT_RUNNING | COMMON, "",
-	    "run until COMPLETE, tripped, or the budget is spent" },
-	{ "until-success", no_argument, 0, O_UNTIL_SUCCESS, CAT_RUNNING, "",
-	    "with --loop/-n: stop after the first success" },
-	{ "delay", required_argument, 0, O_DELAY, CAT_RUNNING, " D",
-	    "pause between runs (0: a --loop of successes\n"
+	    COUNT(iterations, 1), CAT_RUNNING | COMMON, " N",
+	    "at most N runs (1)" },
+	{ "loop", no_argument, 'l', O_LOOP, FLAG(loop), CAT_RUNNING | COMMON,
+	    "", "run until COMPLETE, tripped, or the budget is spent" },
+	{ "until-success", no_argument, 0, O_UNTIL_SUCCESS, FLAG(until_success),
+	    CAT_RUNNING, "", "with --loop/-n: stop after the first success" },
+	{ "delay", required_argument, 0, O_DELAY, DURATION(delay), CAT_RUNNING,
+	    " D", "pause between runs (0: a --loop of successes\n"
 	    "runs hot, which it says once)" },
-	{ "task", required_argument, 0, O_TASK, CAT_RUNNING, " ID",
+	{ "task", required_argument, 0, O_TASK, TEXT(task), CAT_RUNNING, " ID",
 	    "the task the run works on (STUCK rule)" },
-	{ "backoff", required_argument, 0, O_BACKOFF, CAT_RUNNING, " D[:MAX]",
-	    "after a failure wait D, doubling to MAX (10xD)" },
-	{ "config", required_argument, 'c', O_CONFIG, CAT_RUNNING, " FILE",
+	{ "backoff", required_argument, 0, O_BACKOFF, OWN, CAT_RUNNING,
+	    " D[:MAX]", "after a failure wait D, doubling to MAX (10xD)" },
+	{ "config", required_argument, 'c', O_CONFIG, STR(config_path),
+	    CAT_RUNNING | NO_CONFIG, " FILE",
 	    "JSON config (default: ~/.config/cbexec/config.json,\n"
 	    "yours and writable by nobody else, then\n"
 	    ".cbexec/config.json if approved with\n"
 	    "--allow-config: the command can write it)" },
-	{ "no-prompt", no_argument, 0, O_NO_PROMPT, CAT_RUNNING, "",
-	    "never show the menu when the circuit opens" },
-	{ "quiet", no_argument, 'q', O_QUIET, CAT_RUNNING | COMMON, "",
+	{ "no-prompt", no_argument, 0, O_NO_PROMPT, FLAG(no_prompt),
+	    CAT_RUNNING, "", "never show the menu when the circuit opens" },
+	{ "quiet", no_argument, 'q', O_QUIET, STEP(verbosity, -1),
+	    CAT_RUNNING | COMMON, "",
 	    "quieter (-qq: nothing on stderr but errors);\n"
 	    "not even the refusal of an OPEN circuit" },
-	{ "verbose", no_argument, 'v', O_VERBOSE, CAT_RUNNING | COMMON, "",
+	{ "verbose", no_argument, 'v', O_VERBOSE, STEP(verbosity, 1),
+	    CAT_RUNNING | COMMON, "",
 	    "say whether a successful run made progress" },
-	{ "log", required_argument, 0, O_LOG, CAT_RUNNING | COMMON, " FILE",
+	{ "log", required_argument, 0, O_LOG, STR(log_path),
+	    CAT_RUNNING | COMMON, " FILE",
 	    "append events as JSON lines (-: to stdout)" },
-	{ "metrics", required_argument, 0, O_METRICS, CAT_RUNNING | COMMON,
-	    " FILE", "keep a Prometheus textfile up to date" },
-	{ "wait-lock", optional_argument, 0, O_WAIT_LOCK, CAT_RUNNING, "[=D]",
-	    "wait for the lock instead of exiting BUSY (D after\n"
+	{ "metrics", required_argument, 0, O_METRICS, STR(metrics_path),
+	    CAT_RUNNING | COMMON, " FILE",
+	    "keep a Prometheus textfile up to date" },
+	{ "wait-lock", optional_argument, 0, O_WAIT_LOCK, OWN, CAT_RUNNING,
+	    "[=D]", "wait for the lock instead of exiting BUSY (D after\n"
 	    "'=': --wait-lock=30s)" },
-	{ "on-state-change", required_argument, 0, O_ON_CHANGE, CAT_RUNNING,
-	    " CMD", "run /bin/sh -c CMD after every transition\n"
+	{ "on-state-change", required_argument, 0, O_ON_CHANGE,
+	    STR(on_state_change), CAT_RUNNING, " CMD",
+	    "run /bin/sh -c CMD after every transition\n"
 	    "(killed after --kill-after, or when --budget ends)" },
-	{ "on-run", required_argument, 0, O_ON_RUN, CAT_RUNNING, " CMD",
-	    "run /bin/sh -c CMD before and after each run\n"
+	{ "on-run", required_argument, 0, O_ON_RUN, STR(on_run), CAT_RUNNING,
+	    " CMD", "run /bin/sh -c CMD before and after each run\n"
 	    "(CBEXEC_EVENT=start|end, CBEXEC_RESULT, ...)" },
-	{ "ok-exit-codes", required_argument, 0, O_OK_CODES, CAT_RUNNING,
-	    " LIST", "exit codes that count as success (0)" },
+	{ "ok-exit-codes", required_argument, 0, O_OK_CODES,
+	    CODES(ok_codes, "0,75"), CAT_RUNNING, " LIST",
+	    "exit codes that count as success (0)" },
 	{ "ignore-exit-codes", required_argument, 0, O_IGNORE_CODES,
-	    CAT_RUNNING, " LIST", "exit codes that count as nothing" },
+	    CODES(ignore_codes, "75"), CAT_RUNNING, " LIST",
+	    "exit codes that count as nothing" },
 	{ "no-progress-threshold", required_argument, 0, O_NO_PROGRESS,
-	    CAT_THRESHOLDS, " N", "open after N runs without progress;\n"
+	    COUNT(limits.no_progress, 1), CAT_THRESHOLDS, " N",
+	    "open after N runs without progress;\n"
 	    "CB_NO_PROGRESS_THRESHOLD (the phase's, else 3)" },
 	{ "same-error-threshold", required_argument, 0, O_SAME_ERROR,
-	    CAT_THRESHOLDS, " N", "STUCK after the same error N times;\n"
+	    COUNT(limits.same_error, 1), CAT_THRESHOLDS, " N",
+	    "STUCK after the same error N times;\n"
 	    "CB_SAME_ERROR_THRESHOLD (the phase's, else 5)" },
 	{ "half-open-after", required_argument, 0, O_HALF_OPEN_AFTER,
-	    CAT_THRESHOLDS, " N", "HALF_OPEN after N runs without progress;\n"
+	    COUNT(limits.half_open_after, 1), CAT_THRESHOLDS, " N",
+	    "HALF_OPEN after N runs without progress;\n"
 	    "CB_HALF_OPEN_RETRIES (2)" },
 	{ "max-consecutive-errors", required_argument, 0, O_MAX_CONSEC,
-	    CAT_THRESHOLDS, " N", "open after N failed runs in a row;\n"
+	    COUNT(limits.max_consecutive_errors, 1), CAT_THRESHOLDS, " N",
+	    "open after N failed runs in a row;\n"
 	    "CB_MAX_CONSECUTIVE_ERRORS (5)" },
-	{ "max-retries", required_argument, 0, O_MAX_RETRIES, CAT_THRESHOLDS,
-	    " N", "STUCK when the same task failed N times in a row;\n"
+	{ "max-retries", required_argument, 0, O_MAX_RETRIES,
+	    COUNT(limits.max_retries, 1), CAT_THRESHOLDS, " N",
+	    "STUCK when the same task failed N times in a row;\n"
 	    "CB_MAX_RETRIES (3)" },
-	{ "cooldown", required_argument, 0, O_COOLDOWN, CAT_THRESHOLDS, " D",
+	{ "cooldown", required_argument, 0, O_COOLDOWN,
+	    DURATION(limits.cooldown), CAT_THRESHOLDS, " D",
 	    "wait before a trial run; CB_COOLDOWN (0: only an\n"
 	    "operator closes an OPEN circuit)" },
 	{ "half-open-trials", required_argument, 0, O_HALF_OPEN_TRIALS,
-	    CAT_THRESHOLDS, " N", "trial runs a cooldown allows (1)" },
+	    COUNT(limits.half_open_trials, 1), CAT_THRESHOLDS, " N",
+	    "trial runs a cooldown allows (1)" },
 	{ "history-size", required_argument, 0, O_HISTORY_SIZE,
-	    CAT_THRESHOLDS, " N", "events the state's history keeps (100)" },
-	{ "progress", required_argument, 0, O_PROGRESS, CAT_RUNNING, " LIST",
-	    "git,files,status,cmd,exit,auto (auto); with\n"
+	    COUNT(limits.history_size, 1), CAT_THRESHOLDS, " N",
+	    "events the state's history keeps (100)" },
+	{ "progress", required_argument, 0, O_PROGRESS, OWN, CAT_RUNNING,
+	    " LIST", "git,files,status,cmd,exit,auto (auto); with\n"
 	    "--record: yes, no or auto" },
-	{ "progress-cmd", required_argument, 0, O_PROGRESS_CMD, CAT_RUNNING,
-	    " CMD", "prints key=value lines or one number (killed\n"
+	{ "progress-cmd", required_argument, 0, O_PROGRESS_CMD,
+	    STR(progress_cmd), CAT_RUNNING, " CMD",
+	    "prints key=value lines or one number (killed\n"
 	    "after --timeout, or when --budget ends)" },
-	{ "watch", required_argument, 0, O_WATCH, CAT_RUNNING, " DIR",
-	    "directory for --progress files (repeatable)" },
-	{ "exclude", required_argument, 0, O_EXCLUDE, CAT_RUNNING, " GLOB",
-	    "left out of --progress files (repeatable)" },
-	{ "capture-bytes", required_argument, 0, O_CAPTURE_BYTES, CAT_RUNNING,
-	    " N", "tail kept of stdout and stderr (64k)" },
+	{ "watch", required_argument, 0, O_WATCH, LIST(watch), CAT_RUNNING,
+	    " DIR", "directory for --progress files (repeatable)" },
+	{ "exclude", required_argument, 0, O_EXCLUDE, LIST(exclude),
+	    CAT_RUNNING, " GLOB", "left out of --progress files (repeatable)" },
+	{ "capture-bytes", required_argument, 0, O_CAPTURE_BYTES, OWN,
+	    CAT_RUNNING, " N", "tail kept of stdout and stderr (64k)" },
 	{ "no-capture-stdout", no_argument, 0, O_NO_CAPTURE_STDOUT,
-	    CAT_RUNNING, "", "the command writes straight to our stdout" },
-	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS, CAT_RUNNING, "",
-	    "leave processes the command left behind" },
-	{ "exit-codes", required_argument, 0, O_EXIT_CODES, CAT_RUNNING,
+	    FLAG(no_capture_stdout), CAT_RUNNING, "",
+	    "the command writes straight to our stdout" },
+	{ "keep-orphans", no_argument, 0, O_KEEP_ORPHANS, FLAG(keep_orphans),
+	    CAT_RUNNING, "", "leave processes the command left behind" },
+	{ "exit-codes", required_argument, 0, O_EXIT_CODES, OWN, CAT_RUNNING,
 	    " LIST", "remap 120-123: open=N,stuck=N,abort=N,busy=N;\n"
 	    "complete=N: a run that reported completion (0)" },
-	{ "skip", no_argument, 0, O_SKIP, CAT_OPERATOR, "",
+	{ "skip", no_argument, 0, O_SKIP, MODE(MODE_SKIP),
+	    CAT_OPERATOR | NO_CONFIG, "",
 	    "give up --phase P or --task T (default: the task\n"
 	    "the circuit is stuck on, else its phase): runs\n"
 	    "for it exit 0 unstarted; the circuit CLOSES" },
-	{ "unskip", required_argument, 0, O_UNSKIP, CAT_OPERATOR, " P|T",
+	{ "unskip", required_argument, 0, O_UNSKIP, MODE(MODE_UNSKIP),
+	    CAT_OPERATOR | NO_CONFIG, " P|T",
 	    "run that phase or task again (a reset does too)" },
-	{ "record", no_argument, 0, O_RECORD, CAT_RECORD, "",
+	{ "record", no_argument, 0, O_RECORD, MODE(MODE_RECORD),
+	    CAT_RECORD | NO_CONFIG, "",
 	    "apply one run's result as a run would" },
-	{ "exit", required_argument, 0, O_EXIT, CAT_RECORD, " N",
-	    "its exit status (0)" },
-	{ "message", required_argument, 0, O_MESSAGE, CAT_RECORD, " TEXT",
-	    "its stderr" },
-	{ "stderr-file", required_argument, 0, O_STDERR_FILE, CAT_RECORD,
-	    " F", "its stderr: the tail of file F" },
-	{ "stdout-file", required_argument, 0, O_STDOUT_FILE, CAT_RECORD,
-	    " F", "its stdout: the tail, and the status block" },
-	{ "create", no_argument, 0, O_CREATE, CAT_OPERATOR, "",
+	{ "exit", required_argument, 0, O_EXIT, OWN, CAT_RECORD | NO_CONFIG,
+	    " N", "its exit status (0)" },
+	{ "message", required_argument, 0, O_MESSAGE, STR(message),
+	    CAT_RECORD | NO_CONFIG, " TEXT", "its stderr" },
+	{ "stderr-file", required_argument, 0, O_STDERR_FILE, STR(stderr_file),
+	    CAT_RECORD | NO_CONFIG, " F", "its stderr: the tail of file F" },
+	{ "stdout-file", required_argument, 0, O_STDOUT_FILE, STR(stdout_file),
+	    CAT_RECORD | NO_CONFIG, " F",
+	    "its stdout: the tail, and the status block" },
+	{ "create", no_argument, 0, O_CREATE, FLAG(create),
+	    CAT_OPERATOR | NO_CONFIG, "",
 	    "with --trip: open a circuit that has not run yet" },
-	{ "all", no_argument, 0, O_ALL, CAT_OPERATOR, "",
+	{ "all", no_argument, 0, O_ALL, FLAG(all), CAT_OPERATOR | NO_CONFIG, "",
 	    "with --status: every circuit of the state dir (or\n"
 	    "the store), OPEN first" },
-	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG, CAT_OPERATOR,
-	    " [FILE]", "approve FILE's content (.cbexec/config.json) as\n"
+	{ "allow-config", no_argument, 0, O_ALLOW_CONFIG,
+	    MODE(MODE_ALLOW_CONFIG), CAT_OPERATOR | NO_CONFIG, " [FILE]",
+	    "approve FILE's content (.cbexec/config.json) as\n"
 	    "the work tree's config; a changed one is refused;\n"
 	    "only the operator approves: refused inside a run\n"
 	    "and while one goes on, and an approval written\n"
 	    "during a run is revoked after it" },
-	{ "agent", required_argument, 0, O_AGENT, CAT_AGENTS | COMMON,
-	    " NAME", "the AI client COMMAND runs (default: from its\n"
+	{ "agent", required_argument, 0, O_AGENT, STR(agent),
+	    CAT_AGENTS | COMMON, " NAME",
+	    "the AI client COMMAND runs (default: from its\n"
 	    "name): claude, codex, gemini, ..., or none" },
-	{ "idle-timeout", required_argument, 0, O_IDLE_TIMEOUT, CAT_RUNNING,
-	    " D", "stop a run that writes nothing (no agent event)\n"
+	{ "idle-timeout", required_argument, 0, O_IDLE_TIMEOUT,
+	    DURATION(idle_timeout), CAT_RUNNING, " D",
+	    "stop a run that writes nothing (no agent event)\n"
 	    "for D, as on --timeout (0 = none)" },
-	{ "result-grace", required_argument, 0, O_RESULT_GRACE, CAT_AGENTS,
-	    " D", "end an agent that has not exited D after its\n"
+	{ "result-grace", required_argument, 0, O_RESULT_GRACE,
+	    DURATION(result_grace), CAT_AGENTS, " D",
+	    "end an agent that has not exited D after its\n"
 	    "final result; judge the run by the result (10s)" },
-	{ "max-cost", required_argument, 0, O_MAX_COST, CAT_AGENTS | COMMON,
-	    " USD[/D]", "a cost cap: USD per run, or USD/D per window D\n"
+	{ "max-cost", required_argument, 0, O_MAX_COST, OWN,
+	    CAT_AGENTS | COMMON, " USD[/D]",
+	    "a cost cap: USD per run, or USD/D per window D\n"
 	    "of the circuit's runs, rolling (5,20/24h: both)" },
-	{ "max-tokens", required_argument, 0, O_MAX_TOKENS, CAT_AGENTS,
+	{ "max-tokens", required_argument, 0, O_MAX_TOKENS, OWN, CAT_AGENTS,
 	    " N[/D]", "a token cap: N per run, or N/D per window D of\n"
 	    "the circuit's runs; input, output and cache" },
-	{ "max-turns", required_argument, 0, O_MAX_TURNS, CAT_AGENTS, " N",
+	{ "max-turns", required_argument, 0, O_MAX_TURNS, OWN, CAT_AGENTS, " N",
 	    "a turn cap: N per run" },
 	{ "max-repeat-calls", required_argument, 0, O_MAX_REPEAT_CALLS,
-	    CAT_AGENTS, " N", "stop a run making the same tool call N times\n"
+	    COUNT(max_repeat_calls, 0), CAT_AGENTS, " N",
+	    "stop a run making the same tool call N times\n"
 	    "in a row (5; 0 = off): recoverable loop, exit 124" },
-	{ "account", required_argument, 0, O_ACCOUNT, CAT_AGENTS, " NAME",
+	{ "account", required_argument, 0, O_ACCOUNT, NAME(account, "account"),
+	    CAT_AGENTS, " NAME",
 	    "the provider account COMMAND uses; a usage limit,\n"
 	    "billing or auth failure one circuit on it meets\n"
 	    "refuses every circuit on it (120) until the reset\n"
 	    "time (then one trial) or --reset-account; env\n"
 	    "CBEXEC_ACCOUNT" },
 	{ "reset-account", required_argument, 0, O_RESET_ACCOUNT,
-	    CAT_OPERATOR, " NAME",
+	    MODE(MODE_RESET_ACCOUNT), CAT_OPERATOR | NO_CONFIG, " NAME",
 	    "close account NAME's gate (no such account: 125)" },
-	{ "store", required_argument, 0, O_STORE, CAT_STORE, " URL",
+	{ "store", required_argument, 0, O_STORE, OWN, CAT_STORE, " URL",
 	    "keep the circuit in a shared Redis:\n"
 	    "redis://[user[:password]@]host[:port][/db],\n"
 	    "rediss://... (TLS) or unix:///path.sock[?db=N]; or\n"
@@ -304,33 +391,41 @@ static const struct opt opts[] = {
 	    "that lost its lease is refused: 125); a replica\n"
 	    "is refused (125); the store's clock decides;\n"
 	    "CBEXEC_STORE is not passed on" },
-	{ "store-lease", required_argument, 0, O_STORE_LEASE, CAT_STORE, " D",
+	{ "store-lease", required_argument, 0, O_STORE_LEASE,
+	    DURATION_NZ(store_lease), CAT_STORE, " D",
 	    "the lease, renewed while the run goes on (30s)" },
-	{ "store-timeout", required_argument, 0, O_STORE_TIMEOUT, CAT_STORE,
-	    " D", "bound on name lookup, connecting and each whole\n"
+	{ "store-timeout", required_argument, 0, O_STORE_TIMEOUT,
+	    DURATION_NZ(store_timeout), CAT_STORE, " D",
+	    "bound on name lookup, connecting and each whole\n"
 	    "command (2s; at most a third of the lease); an\n"
 	    "unreachable store is 125, COMMAND not started" },
-	{ "store-fallback", required_argument, 0, O_STORE_FALLBACK, CAT_STORE,
-	    " local|none", "run on the local state file when the store\n"
+	{ "store-fallback", required_argument, 0, O_STORE_FALLBACK, OWN,
+	    CAT_STORE, " local|none",
+	    "run on the local state file when the store\n"
 	    "cannot be reached (said in the log and metrics;\n"
 	    "with --account: refused, 125)" },
 	{ "store-password-file", required_argument, 0, O_STORE_PASSWORD_FILE,
-	    CAT_STORE, " F", "the store's password, the first line of F (a\n"
+	    OWN, CAT_STORE, " F",
+	    "the store's password, the first line of F (a\n"
 	    "regular file, yours, mode 0600 or stricter; a FIFO\n"
 	    "is 125 at once); or CBEXEC_STORE_PASSWORD" },
-	{ "store-ca", required_argument, 0, O_STORE_CA, CAT_STORE, " F",
+	{ "store-ca", required_argument, 0, O_STORE_CA, STR(store_ca),
+	    CAT_STORE, " F",
 	    "rediss://, etcds://: trust the CA certificates in\n"
 	    "F (PEM), not the system's; the host name is\n"
 	    "verified" },
-	{ "store-cert", required_argument, 0, O_STORE_CERT, CAT_STORE, " F",
+	{ "store-cert", required_argument, 0, O_STORE_CERT, STR(store_cert),
+	    CAT_STORE, " F",
 	    "rediss://, etcds://: this client's certificate\n"
 	    "(PEM), its key in F too unless --store-key" },
-	{ "store-key", required_argument, 0, O_STORE_KEY, CAT_STORE, " F",
+	{ "store-key", required_argument, 0, O_STORE_KEY, STR(store_key),
+	    CAT_STORE, " F",
 	    "rediss://, etcds://: the client certificate's key\n"
 	    "(yours, mode 0600; or root's, not readable by\n"
 	    "others)" },
-	{ "store-replicas", required_argument, 0, O_STORE_REPLICAS, CAT_STORE,
-	    " N", "every lease and save waits for N replicas (WAIT)\n"
+	{ "store-replicas", required_argument, 0, O_STORE_REPLICAS,
+	    COUNT(store_replicas, 0), CAT_STORE, " N",
+	    "every lease and save waits for N replicas (WAIT)\n"
 	    "within --store-timeout; not confirmed: 125, a save\n"
 	    "\"may or may not have been saved\" (0: no wait)" },
 };
@@ -340,10 +435,13 @@ static const struct opt opts[] = {
 static int set_help_topic(struct options *o, const char *w, char *err,
     size_t len);
 
+/* --exit-codes KEY=N,...: the keys of the rows of cb_exits[] that may be
+ * remapped. */
 static int
 parse_exit_codes(struct options *o, const char *s)
 {
 	char *copy, *tok, *save, *eq;
+	size_t i;
 	long v;
 	int rc = -1;
 
@@ -356,18 +454,12 @@ parse_exit_codes(struct options *o, const char *s)
 		*eq++ = '\0';
 		if (parse_long(eq, 0, 255, &v) == -1)
 			goto out;
-		if (strcmp(tok, "open") == 0)
-			o->exit_open = (int)v;
-		else if (strcmp(tok, "stuck") == 0)
-			o->exit_stuck = (int)v;
-		else if (strcmp(tok, "abort") == 0)
-			o->exit_abort = (int)v;
-		else if (strcmp(tok, "busy") == 0)
-			o->exit_busy = (int)v;
-		else if (strcmp(tok, "complete") == 0)
-			o->exit_complete = (int)v;
-		else
+		for (i = 0; i < CB_EXIT_ROWS && (cb_exits[i].key == NULL ||
+		    strcmp(cb_exits[i].key, tok) != 0); i++)
+			;
+		if (i == CB_EXIT_ROWS)
 			goto out;
+		o->exit_as[i] = (int)v;
 	}
 	rc = 0;
 out:
@@ -386,30 +478,6 @@ duration_error(int rc, const char *v, const char *name, char *err,
 		    "limit of 10 years", v, name);
 	return errf(err, len, "invalid duration '%s' for --%s (use N, N.N "
 	    "or .N with ms, s, m, h or d)", v, name);
-}
-
-static int
-set_duration(double *dst, const struct opt *op, const char *v, char *err,
-    size_t len)
-{
-	int rc;
-
-	if ((rc = duration_parse(v, dst)) != 0)
-		return duration_error(rc, v, op->name, err, len);
-	return 0;
-}
-
-static int
-set_count(int *dst, long min, const struct opt *op, const char *v, char *err,
-    size_t len)
-{
-	long n;
-
-	if (parse_long(v, min, INT_MAX, &n) == -1)
-		return errf(err, len, "invalid value '%s' for --%s "
-		    "(a whole number, at least %ld)", v, op->name, min);
-	*dst = (int)n;
-	return 0;
 }
 
 /* An amount: N, N.N or .N, at most max (no sign, exponent or hex). */
@@ -583,141 +651,118 @@ store_password_file(struct options *o, const char *path, char *err,
 	    "out of memory");
 }
 
-/* An account is named as a circuit is (SPEC §1's NAME). */
+/* A NAME as SPEC §1's for a circuit (an account's too). */
 static int
-set_account(char **dst, const struct opt *op, const char *v, char *err,
-    size_t len)
+set_name(char **dst, const char *what, const struct opt *op, const char *v,
+    char *err, size_t len)
 {
 	if (!valid_name(v))
-		return errf(err, len, "invalid account name '%s' for --%s "
-		    "(letters, digits, '.', '_', '-'; not starting with '.')",
-		    v, op->name);
+		return errf(err, len, "invalid %s name '%s' for --%s (letters, "
+		    "digits, '.', '_', '-'; not starting with '.')", what, v,
+		    op->name);
 	return replace_str(dst, v);
 }
 
-/* Apply one option.  Flags ignore v (NULL from argv). */
+/* A command: the invocation's mode, and for some its value. */
+static int
+set_mode(struct options *o, const struct opt *op, const char *v, char *err,
+    size_t len)
+{
+	/* --help and --version win over everything else. */
+	if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
+		return 0;
+	if (o->mode != MODE_RUN && op->id != O_HELP && op->id != O_VERSION &&
+	    o->mode != (enum mode)op->n)
+		return errf(err, len, "--%s cannot be combined with another "
+		    "operator command", op->name);
+	o->mode = (enum mode)op->n;
+	switch (op->id) {
+	case O_UNSKIP:
+		if (*v == '\0')
+			return errf(err, len, "empty name for --unskip");
+		return set_text(&o->unskip, v);
+	case O_RESET_ACCOUNT:
+		return set_name(&o->reset_account, "account", op, v, err,
+		    len);
+	case O_HELP:
+		return v != NULL ? set_help_topic(o, v, err, len) : 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Apply one option: by its row's type into its row's member of o, or
+ * for the few that are read their own way, by its own case.  Flags ignore
+ * v (NULL from argv).
+ */
 static int
 set_option(struct options *o, const struct opt *op, const char *v,
     char *err, size_t len)
 {
+	void *dst = (char *)o + op->off;
 	long n;
+	int rc;
 
-	switch (op->id) {
-	case O_STATE:
-		return replace_str(&o->state_path, v);
-	case O_NAME:
-		if (!valid_name(v))
-			return errf(err, len, "invalid circuit name '%s' for "
-			    "--name (letters, digits, '.', '_', '-'; not "
-			    "starting with '.')", v);
-		return replace_str(&o->name, v);
-	case O_CHDIR:
-		return replace_str(&o->chdir, v);
-	case O_FOLLOW:
-		o->follow_symlinks = 1;
+	switch (op->type) {
+	case OT_STR:
+		return replace_str(dst, v);
+	case OT_TEXT:
+		return set_text(dst, v);
+	case OT_FLAG:
+		*(int *)dst = 1;
 		return 0;
-	case O_STATUS:
-	case O_RESET:
-	case O_HISTORY:
-	case O_TRIP:
-	case O_HELP:
-	case O_VERSION:
-	case O_SKIP:
-	case O_UNSKIP:
-	case O_RECORD:
-	case O_ALLOW_CONFIG:
-	case O_RESET_ACCOUNT: {
-		static const enum mode modes[] = {
-			[O_STATUS] = MODE_STATUS, [O_RESET] = MODE_RESET,
-			[O_HISTORY] = MODE_HISTORY, [O_TRIP] = MODE_TRIP,
-			[O_HELP] = MODE_HELP, [O_VERSION] = MODE_VERSION,
-			[O_SKIP] = MODE_SKIP, [O_UNSKIP] = MODE_UNSKIP,
-			[O_RECORD] = MODE_RECORD,
-			[O_ALLOW_CONFIG] = MODE_ALLOW_CONFIG,
-			[O_RESET_ACCOUNT] = MODE_RESET_ACCOUNT,
-		};
-		/* --help and --version win over everything else. */
-		if (o->mode == MODE_HELP || o->mode == MODE_VERSION)
-			return 0;
-		if (o->mode != MODE_RUN && op->id != O_HELP &&
-		    op->id != O_VERSION && o->mode != modes[op->id])
-			return errf(err, len, "--%s cannot be combined with "
-			    "another operator command", op->name);
-		o->mode = modes[op->id];
-		if (op->id == O_UNSKIP) {
-			if (*v == '\0')
-				return errf(err, len, "empty name for "
-				    "--unskip");
-			return set_text(&o->unskip, v);
-		}
-		if (op->id == O_RESET_ACCOUNT)
-			return set_account(&o->reset_account, op, v, err, len);
-		if (op->id == O_HELP && v != NULL)
-			return set_help_topic(o, v, err, len);
+	case OT_STEP:
+		*(int *)dst += (int)op->n;
 		return 0;
+	case OT_DURATION:
+		if ((rc = duration_parse(v, dst)) != 0)
+			return duration_error(rc, v, op->name, err, len);
+		/* 0 means "no limit" elsewhere: a lease that never expires
+		 * or a store waited on forever is what this must not be. */
+		if (op->n > 0 && *(double *)dst <= 0)
+			return errf(err, len, "--%s must be more than 0",
+			    op->name);
+		return 0;
+	case OT_INT:
+	case OT_LONG:
+		if (parse_long(v, op->n, op->type == OT_INT ? INT_MAX :
+		    LONG_MAX, &n) == -1)
+			return errf(err, len, "invalid value '%s' for --%s "
+			    "(a whole number, at least %ld)", v, op->name,
+			    op->n);
+		if (op->type == OT_INT)
+			*(int *)dst = (int)n;
+		else
+			*(long *)dst = n;
+		return 0;
+	case OT_LIST:
+		return strv_push(dst, v);
+	case OT_CODES:
+		if (parse_codes(v, dst) == -1)
+			return errf(err, len, "invalid exit code list '%s' "
+			    "for --%s (e.g. %s)", v, op->name, op->what);
+		return 0;
+	case OT_NAME:
+		return set_name(dst, op->what, op, v, err, len);
+	case OT_MODE:
+		return set_mode(o, op, v, err, len);
+	case OT_OWN:
+		break;
 	}
-	case O_JSON:
-		o->json = 1;
-		return 0;
-	case O_LAST:
-		if (parse_long(v, 1, LONG_MAX, &n) == -1)
-			return errf(err, len, "invalid value '%s' for --last "
-			    "(a whole number, at least 1)", v);
-		o->last = n;
-		return 0;
-	case O_REASON:
-		return set_text(&o->reason, v);
+	switch (op->id) {
 	case O_PHASE:
 		if (*v == '\0')
 			return errf(err, len, "empty phase name for --phase");
 		return replace_str(&o->phase, v);
-	case O_TIMEOUT:
-		return set_duration(&o->timeout, op, v, err, len);
-	case O_KILL_AFTER:
-		return set_duration(&o->kill_after, op, v, err, len);
 	case O_SIGNAL:
 		if ((o->signal = signal_parse(v)) == -1)
 			return errf(err, len, "invalid signal '%s' for "
 			    "--signal", v);
 		return 0;
-	case O_BUDGET:
-		return set_duration(&o->budget, op, v, err, len);
-	case O_ITERATIONS:
-		if (parse_long(v, 1, LONG_MAX, &n) == -1)
-			return errf(err, len, "invalid value '%s' for "
-			    "--iterations (a whole number, at least 1)", v);
-		o->iterations = n;
-		return 0;
-	case O_LOOP:
-		o->loop = 1;
-		return 0;
-	case O_UNTIL_SUCCESS:
-		o->until_success = 1;
-		return 0;
-	case O_DELAY:
-		return set_duration(&o->delay, op, v, err, len);
-	case O_TASK:
-		return set_text(&o->task, v);
 	case O_BACKOFF:
 		return set_backoff(o, op, v, err, len);
-	case O_CONFIG:
-		return replace_str(&o->config_path, v);
-	case O_NO_PROMPT:
-		o->no_prompt = 1;
-		return 0;
-	case O_QUIET:
-		o->verbosity--;
-		return 0;
-	case O_VERBOSE:
-		o->verbosity++;
-		return 0;
-	case O_LOG:
-		return replace_str(&o->log_path, v);
-	case O_METRICS:
-		return replace_str(&o->metrics_path, v);
-	case O_WAIT_LOCK: {
-		int rc;
-
+	case O_WAIT_LOCK:
 		if (v == NULL) {
 			o->wait_lock = -1;
 			return 0;
@@ -727,40 +772,6 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		if (o->wait_lock == 0)
 			o->wait_lock = -1;	/* 0 = no limit, as elsewhere */
 		return 0;
-	}
-	case O_ON_CHANGE:
-		return replace_str(&o->on_state_change, v);
-	case O_ON_RUN:
-		return replace_str(&o->on_run, v);
-	case O_OK_CODES:
-		if (parse_codes(v, &o->ok_codes) == -1)
-			return errf(err, len, "invalid exit code list '%s' "
-			    "for --ok-exit-codes (e.g. 0,75)", v);
-		return 0;
-	case O_IGNORE_CODES:
-		if (parse_codes(v, &o->ignore_codes) == -1)
-			return errf(err, len, "invalid exit code list '%s' "
-			    "for --ignore-exit-codes (e.g. 75)", v);
-		return 0;
-	case O_NO_PROGRESS:
-		return set_count(&o->limits.no_progress, 1, op, v, err, len);
-	case O_SAME_ERROR:
-		return set_count(&o->limits.same_error, 1, op, v, err, len);
-	case O_HALF_OPEN_AFTER:
-		return set_count(&o->limits.half_open_after, 1, op, v, err,
-		    len);
-	case O_MAX_CONSEC:
-		return set_count(&o->limits.max_consecutive_errors, 1, op, v,
-		    err, len);
-	case O_MAX_RETRIES:
-		return set_count(&o->limits.max_retries, 1, op, v, err, len);
-	case O_COOLDOWN:
-		return set_duration(&o->limits.cooldown, op, v, err, len);
-	case O_HALF_OPEN_TRIALS:
-		return set_count(&o->limits.half_open_trials, 1, op, v, err,
-		    len);
-	case O_HISTORY_SIZE:
-		return set_count(&o->limits.history_size, 1, op, v, err, len);
 	case O_PROGRESS:
 		/* --record's own words; cli_finish() refuses them elsewhere. */
 		if (strcmp(v, "yes") == 0 || strcmp(v, "no") == 0) {
@@ -769,23 +780,11 @@ set_option(struct options *o, const struct opt *op, const char *v,
 		}
 		o->record_progress = -1;
 		return progress_parse_list(v, &o->progress, err, len);
-	case O_PROGRESS_CMD:
-		return replace_str(&o->progress_cmd, v);
-	case O_WATCH:
-		return strv_push(&o->watch, v);
-	case O_EXCLUDE:
-		return strv_push(&o->exclude, v);
 	case O_CAPTURE_BYTES:
 		if (parse_size(v, &o->capture_bytes) == -1)
 			return errf(err, len, "invalid size '%s' for "
 			    "--capture-bytes (bytes, or N with k or m; at "
 			    "most 64m)", v);
-		return 0;
-	case O_NO_CAPTURE_STDOUT:
-		o->no_capture_stdout = 1;
-		return 0;
-	case O_KEEP_ORPHANS:
-		o->keep_orphans = 1;
 		return 0;
 	case O_EXIT_CODES:
 		if (parse_exit_codes(o, v) == -1)
@@ -799,68 +798,23 @@ set_option(struct options *o, const struct opt *op, const char *v,
 			    "--exit (0 to 255)", v);
 		o->exit_code = (int)n;
 		return 0;
-	case O_MESSAGE:
-		return replace_str(&o->message, v);
-	case O_STDERR_FILE:
-		return replace_str(&o->stderr_file, v);
-	case O_STDOUT_FILE:
-		return replace_str(&o->stdout_file, v);
-	case O_CREATE:
-		o->create = 1;
-		return 0;
-	case O_ALL:
-		o->all = 1;
-		return 0;
-	case O_AGENT:
-		/* checked by cli_finish: the config may describe it */
-		return replace_str(&o->agent, v);
-	case O_IDLE_TIMEOUT:
-		return set_duration(&o->idle_timeout, op, v, err, len);
-	case O_RESULT_GRACE:
-		return set_duration(&o->result_grace, op, v, err, len);
 	case O_MAX_COST:
 	case O_MAX_TOKENS:
 	case O_MAX_TURNS:
 		return set_caps(o, op, v, err, len);
-	case O_MAX_REPEAT_CALLS:
-		return set_count(&o->max_repeat_calls, 0, op, v, err, len);
-	case O_ACCOUNT:
-		return set_account(&o->account, op, v, err, len);
 	case O_STORE:
 		if (store_url_check(v, NULL, 0, err, len) == -1)
 			return -1;
 		return replace_str(&o->store, v);
-	case O_STORE_LEASE:
-	case O_STORE_TIMEOUT: {
-		double *dst = op->id == O_STORE_LEASE ? &o->store_lease :
-		    &o->store_timeout;
-
-		if (set_duration(dst, op, v, err, len) == -1)
-			return -1;
-		/* 0 means "no limit" elsewhere: a lease that never expires
-		 * or a store waited on forever is what this must not be. */
-		if (*dst <= 0)
-			return errf(err, len, "--%s must be more than 0",
-			    op->name);
-		return 0;
-	}
 	case O_STORE_PASSWORD_FILE:
 		return store_password_file(o, v, err, len);
-	case O_STORE_CA:
-		return replace_str(&o->store_ca, v);
-	case O_STORE_CERT:
-		return replace_str(&o->store_cert, v);
-	case O_STORE_KEY:
-		return replace_str(&o->store_key, v);
-	case O_STORE_REPLICAS:
-		return set_count(&o->store_replicas, 0, op, v, err, len);
 	case O_STORE_FALLBACK:
 		if (strcmp(v, "local") != 0 && strcmp(v, "none") != 0)
 			return errf(err, len, "invalid value '%s' for "
 			    "--store-fallback (local or none)", v);
 		o->store_fallback = v[0] == 'l';
 		return 0;
-	case O_COUNT:
+	default:
 		break;
 	}
 	return errf(err, len, "internal error: option --%s", op->name);
@@ -1094,44 +1048,37 @@ static const char synopsis_short[] =
 "       cbexec --history [--json] [--last N] [CIRCUIT]\n"
 "       cbexec --help [all | CATEGORY] | --version\n";
 
-static const char exits[] =
-"\nExit status:\n"
-"  0        the last run succeeded or reported completion (--exit-codes\n"
-"           complete=N tells completion apart), the phase or task was\n"
-"           skipped (not run), or Skip was chosen; --status: not OPEN\n"
-"           (--status --all: none is OPEN)\n"
-"  1-119    the command's own exit status; 1 for a run judged a failure\n"
-"           that exited 0 (an error in a client's own result)\n"
-"  120      OPEN: the circuit is open (refused, or opened now; a usage limit\n"
-"           or a spend window over its cap holds it until it frees up), or\n"
-"           its --account's gate refused the run (--status: either refuses\n"
-"           runs)\n"
-"  121      STUCK: the same error or the same task failed repeatedly\n"
-"  122      ABORT: fatal error class, or interrupted by the operator\n"
-"  123      BUSY: another cbexec holds this circuit\n"
-"  124      TIMEOUT: --timeout, --idle-timeout or --budget ran out, a per-run\n"
-"           spend cap was crossed (outcome BUDGET), or a tool-call loop\n"
-"           was stopped (by cbexec, or by the client itself)\n"
-"  125      ERROR: cbexec itself failed (usage, config, state, no such\n"
-"           circuit, I/O, a write error on stdout)\n"
-"  126      COMMAND found but not executable\n"
-"  127      COMMAND not found\n"
-"  128+N    the command was killed by signal N (a known client's own\n"
-"           status above 128, as Gemini CLI's 144 for HTTP 400, gives 1)\n";
+/*
+ * "Exit status:" and a line per row of cb_exits[] (core.h): its brief
+ * line, or all its lines, each after the row's label; cbexec's own
+ * statuses are named (0 is everyone's success and needs no name).
+ */
+static void
+put_exits(FILE *f, int all)
+{
+	const struct cb_exit_row *r;
+	const char *h, *nl;
+	size_t i;
 
-static const char exits_short[] =
-"\nExit status:\n"
-"  0        the last run succeeded or reported completion; --status: not OPEN\n"
-"  1-119    the command's own exit status (1: a failure it exited 0 for)\n"
-"  120      OPEN: refused, or opened by this invocation\n"
-"  121      STUCK: the same error or the same task failed repeatedly\n"
-"  122      ABORT: fatal error class, or interrupted by the operator\n"
-"  123      BUSY: another cbexec holds this circuit\n"
-"  124      TIMEOUT: --timeout, --idle-timeout, --budget or a spend cap\n"
-"  125      ERROR: cbexec itself failed (usage, config, state, I/O)\n"
-"  126      COMMAND found but not executable\n"
-"  127      COMMAND not found\n"
-"  128+N    the command was killed by signal N\n";
+	fputs("\nExit status:\n", f);
+	for (i = 0; i < CB_EXIT_ROWS; i++) {
+		r = &cb_exits[i];
+		if (r->label == NULL || (h = all ? r->help : r->brief) == NULL)
+			continue;
+		fprintf(f, "  %-9s", r->label);
+		if (r->name != NULL && r->code != CB_EXIT_OK)
+			fprintf(f, "%s: ", r->name);
+		for (;;) {
+			nl = strchr(h, '\n');
+			fprintf(f, "%.*s\n", nl != NULL ? (int)(nl - h) :
+			    (int)strlen(h), h);
+			if (nl == NULL)
+				break;
+			h = nl + 1;
+			fprintf(f, "%11s", "");
+		}
+	}
+}
 
 /* Plain --help: what most runs need, then where the rest is. */
 static void
@@ -1162,7 +1109,7 @@ help_short(FILE *f)
 		}
 		fputc('\n', f);
 	}
-	fputs(exits_short, f);
+	put_exits(f, 0);
 	fputs("\nSee cbexec(1).\n", f);
 }
 
@@ -1182,7 +1129,7 @@ cli_help(FILE *f, const char *topic)
 		if (only < 0 || only == c)
 			put_category(f, c, only >= 0);
 	if (only < 0)
-		fputs(exits, f);
+		put_exits(f, 1);
 	fputs("\nSee cbexec(1).\n", f);
 }
 
@@ -1376,7 +1323,7 @@ cli_config_refuses(const char *key, char *err, size_t len)
 {
 	const struct opt *op = find_key(key);
 
-	if (op == NULL || !NOT_IN_CONFIG(op->id))
+	if (op == NULL || !(op->cat & NO_CONFIG))
 		return 0;
 	return errf(err, len, "cannot be set in a config file (give it on "
 	    "the command line)");
@@ -1395,7 +1342,7 @@ cli_is_list(const char *key)
 {
 	const struct opt *op = find_key(key);
 
-	return op != NULL && (op->id == O_WATCH || op->id == O_EXCLUDE);
+	return op != NULL && op->type == OT_LIST;
 }
 
 int

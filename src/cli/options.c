@@ -21,6 +21,8 @@
 void
 options_init(struct options *o)
 {
+	size_t i;
+
 	memset(o, 0, sizeof(*o));
 	o->mode = MODE_RUN;
 	o->timeout = 120;
@@ -29,10 +31,8 @@ options_init(struct options *o)
 	o->budget = 30 * 60;
 	o->capture_bytes = 64 * 1024;
 	o->progress = PROG_AUTO;
-	o->exit_open = 120;
-	o->exit_stuck = 121;
-	o->exit_abort = 122;
-	o->exit_busy = 123;
+	for (i = 0; i < CB_EXIT_ROWS; i++)
+		o->exit_as[i] = cb_exits[i].as;
 	o->record_progress = -1;
 	o->exit_code = -1;
 	o->max_repeat_calls = 5;

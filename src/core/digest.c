@@ -73,7 +73,7 @@ _Static_assert(sizeof(SHA256_CTX) <= SHA_CTX_ROOM, "SHA256_CTX fits");
 
 static struct {
 	int state;		/* 0 not tried, 1 loaded, -1 failed */
-	char why[256];
+	char why[CB_WHYLEN];
 	/* The direct functions; NULL where libcrypto has only EVP. */
 	int (*sha_init)(void *);
 	int (*sha_update)(void *, const void *, size_t);

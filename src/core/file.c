@@ -15,13 +15,16 @@
  * one else, a directory being allowed group or world write only with the
  * sticky bit (as /tmp has), which keeps others from renaming or removing
  * what we put there.  file_mkdirs() makes the directories a state file
- * goes into, 0700.
+ * goes into, 0700.  file_names() lists a directory for the layers that
+ * must not walk one themselves (the driver: the store's seam).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -198,4 +201,68 @@ file_mkdirs(const char *path, char *err, size_t errlen)
 			break;
 	}
 	return 0;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **
+file_names(int dirfd, const char *suffix)
+{
+	size_t n = 0, cap = 0, sl = strlen(suffix), len;
+	char **v = NULL, **nv;
+	struct dirent *e;
+	DIR *d;
+	int fd, saved;
+
+	/* A descriptor of its own: readdir moves its offset, which a dup
+	 * would share with the caller's. */
+	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		return NULL;
+	if ((d = fdopendir(fd)) == NULL) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return NULL;
+	}
+	for (errno = 0; (e = readdir(d)) != NULL; errno = 0) {
+		len = strlen(e->d_name);
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    len < sl || strcmp(e->d_name + len - sl, suffix) != 0)
+			continue;
+		if (n + 1 >= cap) {
+			cap = cap > 0 ? 2 * cap : 16;
+			if ((nv = realloc(v, cap * sizeof(*v))) == NULL)
+				goto fail;
+			v = nv;
+		}
+		if ((v[n] = strdup(e->d_name)) == NULL)
+			goto fail;
+		v[++n] = NULL;
+	}
+	if (errno != 0 || (v == NULL && (v = calloc(1, sizeof(*v))) == NULL))
+		goto fail;
+	closedir(d);
+	qsort(v, n, sizeof(*v), by_name);
+	return v;
+fail:
+	saved = errno != 0 ? errno : ENOMEM;
+	closedir(d);
+	file_names_free(v);
+	errno = saved;
+	return NULL;
+}
+
+void
+file_names_free(char **names)
+{
+	size_t i;
+
+	for (i = 0; names != NULL && names[i] != NULL; i++)
+		free(names[i]);
+	free(names);
 }

@@ -42,7 +42,6 @@
  * writable by group or others, and so must allow/ and the state directory
  * that holds it; else 125, naming the file and the fix.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -123,7 +122,7 @@ untrusted(const char *path, const struct stat *st, const char *why,
 static int
 trusted_dir(const char *path, int create, char *err, size_t len)
 {
-	char dir[PATH_MAX], why[160], *p;
+	char dir[PATH_MAX], why[CB_WHYLEN], *p;
 	struct stat st;
 
 	if (file_dir_of(path, dir, sizeof(dir)) == -1) {
@@ -381,25 +380,38 @@ kept(const struct keep *k, const struct stat *st,
 	return 0;
 }
 
+/* The names in dir (file_names()) and dir open in *fd; NULL when it
+ * cannot be read. */
+static char **
+names_in(const char *dir, int *fd)
+{
+	char **v;
+
+	if ((*fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return NULL;
+	if ((v = file_names(*fd, "")) == NULL)
+		close(*fd);
+	return v;
+}
+
 static int
 revoke_since(const char *dir, const struct timespec *since, pid_t pid,
     const struct keep *k, struct reporter *r)
 {
-	char path[PATH_MAX], *msg = NULL, *q;
-	struct dirent *e;
+	char path[PATH_MAX], *msg = NULL, *q, **names;
 	struct stat st;
-	DIR *d;
-	int n = 0;
+	int n = 0, fd;
+	size_t i;
 
-	if ((d = opendir(dir)) == NULL)
+	if ((names = names_in(dir, &fd)) == NULL)
 		return 0;
-	while ((e = readdir(d)) != NULL) {
-		if (!hex64(e->d_name) || fstatat(dirfd(d), e->d_name, &st,
+	for (i = 0; names[i] != NULL; i++) {
+		if (!hex64(names[i]) || fstatat(fd, names[i], &st,
 		    AT_SYMLINK_NOFOLLOW) == -1 ||
 		    ts_before(&st.st_ctim, since) || kept(k, &st, since))
 			continue;
-		record_names(dirfd(d), e->d_name, path, sizeof(path));
-		if (unlinkat(dirfd(d), e->d_name, 0) == -1)
+		record_names(fd, names[i], path, sizeof(path));
+		if (unlinkat(fd, names[i], 0) == -1)
 			continue;
 		n++;
 		q = shell_quote(path);
@@ -417,7 +429,8 @@ revoke_since(const char *dir, const struct timespec *since, pid_t pid,
 		}
 		free(q);
 	}
-	closedir(d);
+	file_names_free(names);
+	close(fd);
 	return n;
 }
 
@@ -430,33 +443,32 @@ revoke_since(const char *dir, const struct timespec *since, pid_t pid,
 static void
 runs_going_on(const char *dir, struct timespec *since, pid_t *pid)
 {
-	struct dirent *e;
 	struct stat st;
+	char **names;
+	size_t i;
 	pid_t p;
-	int alive;
-	DIR *d;
+	int alive, fd;
 
 	*pid = 0;
-	if ((d = opendir(dir)) == NULL)
+	if ((names = names_in(dir, &fd)) == NULL)
 		return;
-	while ((e = readdir(d)) != NULL) {
-		if (reg_parse(e->d_name, &p, &alive) == -1 ||
-		    fstatat(dirfd(d), e->d_name, &st,
-		    AT_SYMLINK_NOFOLLOW) == -1)
+	for (i = 0; names[i] != NULL; i++) {
+		if (reg_parse(names[i], &p, &alive) == -1 ||
+		    fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
 		if (!alive) {
-			struct timespec t = reg_since(dirfd(d), e->d_name,
-			    &st);
+			struct timespec t = reg_since(fd, names[i], &st);
 
 			revoke_since(dir, &t, p, NULL, NULL);
-			unlinkat(dirfd(d), e->d_name, 0);
+			unlinkat(fd, names[i], 0);
 		} else if (p != getpid() && (*pid == 0 ||
 		    ts_before(&st.st_ctim, since))) {
 			*pid = p;
 			*since = st.st_ctim;
 		}
 	}
-	closedir(d);
+	file_names_free(names);
+	close(fd);
 }
 
 /* This invocation's registration, while its runs go on. */
@@ -473,26 +485,28 @@ static void
 keep_same_tick(const char *dir, const struct timespec *since,
     struct keep *k)
 {
-	struct dirent *e;
 	struct stat st;
-	DIR *d;
+	char **names;
+	size_t i;
+	int fd;
 
 	k->n = 0;
-	if ((d = opendir(dir)) == NULL)
+	if ((names = names_in(dir, &fd)) == NULL)
 		return;
-	while ((e = readdir(d)) != NULL && k->n < KEEP_MAX)
-		if (hex64(e->d_name) && fstatat(dirfd(d), e->d_name, &st,
+	for (i = 0; names[i] != NULL && k->n < KEEP_MAX; i++)
+		if (hex64(names[i]) && fstatat(fd, names[i], &st,
 		    AT_SYMLINK_NOFOLLOW) == 0 &&
 		    !ts_before(&st.st_ctim, since) &&
 		    !ts_before(since, &st.st_ctim))
 			k->ino[k->n++] = st.st_ino;
-	closedir(d);
+	file_names_free(names);
+	close(fd);
 }
 
 void
 allow_guard_begin(void)
 {
-	char err[512];
+	char err[CB_ERRLEN];
 	struct stat st, ds;
 	int fd, have_ds;
 
@@ -575,7 +589,7 @@ static int
 approved(const char *cpath, char hex[DIGEST_HEX_LEN + 1], struct stat *rst,
     char *err, size_t len)
 {
-	char *rec, buf[DIGEST_HEX_LEN + 8 + PATH_MAX + 2], why[160];
+	char *rec, buf[DIGEST_HEX_LEN + 8 + PATH_MAX + 2], why[CB_WHYLEN];
 	struct stat st;
 	ssize_t n;
 	int fd, rc = -1;
@@ -620,7 +634,7 @@ out:
 static int
 user_config_trusted(const char *user, char *err, size_t len)
 {
-	char dir[PATH_MAX], real[PATH_MAX], rdir[PATH_MAX], why[160];
+	char dir[PATH_MAX], real[PATH_MAX], rdir[PATH_MAX], why[CB_WHYLEN];
 	const char *paths[4];
 	struct stat st;
 	int i, n = 0;
@@ -814,13 +828,13 @@ inside_run(const char *dir, char *why, size_t len)
 int
 config_allow(const struct options *o)
 {
-	char cpath[PATH_MAX], hex[DIGEST_HEX_LEN + 1], err[4400], why[128];
-	char *rec = NULL, *tmp = NULL, *text = NULL, *line = NULL, *adir = NULL;
+	char cpath[PATH_MAX], hex[DIGEST_HEX_LEN + 1], err[CB_ERRLEN], why[CB_WHYLEN];
+	char *rec = NULL, *text = NULL, *line = NULL, *adir = NULL;
 	struct options scratch;
 	struct timespec since;
 	size_t n;
 	pid_t pid;
-	int missing, fd, rc = CB_EXIT_ERROR, w;
+	int missing, rc = CB_EXIT_ERROR, w;
 
 	options_init(&scratch);
 	/* Only the operator approves: never from inside a run, and not
@@ -857,25 +871,13 @@ config_allow(const struct options *o)
 	    (rec = record_path(cpath, err, sizeof(err))) == NULL ||
 	    trusted_dir(rec, 1, err, sizeof(err)) == -1)
 		goto out;
-	if ((w = asprintf(&line, "sha256:%s\n%s\n", hex, cpath)) == -1 ||
-	    asprintf(&tmp, "%s.XXXXXX", rec) == -1) {
-		tmp = NULL;
+	if ((w = asprintf(&line, "sha256:%s\n%s\n", hex, cpath)) == -1) {
+		line = NULL;
 		snprintf(err, sizeof(err), "out of memory");
 		goto out;
 	}
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+	if (atomic_write(rec, line, (size_t)w, 0600, 0) == -1) {
 		snprintf(err, sizeof(err), "%s: %s", rec, strerror(errno));
-		goto out;
-	}
-	if (file_write_all(fd, line, (size_t)w) != w || fsync(fd) == -1) {
-		snprintf(err, sizeof(err), "%s: %s", rec, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		goto out;
-	}
-	if (close(fd) == -1 || rename(tmp, rec) == -1) {
-		snprintf(err, sizeof(err), "%s: %s", rec, strerror(errno));
-		unlink(tmp);
 		goto out;
 	}
 	printf("cbexec: approved %s (sha256 %.12s...)\n", cpath, hex);
@@ -888,7 +890,6 @@ out:
 	free(adir);
 	free(text);
 	free(line);
-	free(tmp);
 	free(rec);
 	return rc;
 }

@@ -110,7 +110,7 @@ int
 circuit_migrate(const struct circuit *c, struct store *st,
     struct cb_state *s, char *err, size_t len)
 {
-	char why[1024];
+	char why[CB_ERRLEN];
 	int rc;
 
 	if (!c->cwd)
@@ -248,7 +248,7 @@ circuit_store_cfg(const struct options *o, struct store_cfg *cfg,
     char **dir)
 {
 	static int said_timeout;
-	char err[512];
+	char err[CB_ERRLEN];
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->url = o->store;
@@ -285,7 +285,7 @@ circuit_store(const struct options *o, const struct circuit *c,
     struct store **st, int fallback)
 {
 	struct store_cfg cfg;
-	char err[4400], label[256], *dir;
+	char err[CB_ERRLEN], label[256], *dir;
 	int rc;
 
 	circuit_store_cfg(o, &cfg, &dir);
@@ -342,7 +342,7 @@ int
 circuit_lock(const struct options *o, const struct circuit *c,
     struct store *st, double wait, int budget)
 {
-	char err[4400], where[4200];
+	char err[CB_ERRLEN], where[CB_WHERELEN];
 	int rc;
 
 	/* The operator signals end the wait at once (sup_nap). */

@@ -2,7 +2,7 @@
 /*
  * The loop of one invocation.  Under the circuit's lock: load the state,
  * then before each run ask the breaker for admission, hand the run to
- * run.c, judge and record what it did (the breaker, the durable save, the
+ * runonce.c, judge and record what it did (the breaker, the durable save, the
  * report), and decide whether to go on: -n, --loop, --until-success, the
  * budget, --delay and --backoff.  When the circuit opens, the OPEN block
  * and, on a terminal, the menu.  A provider's usage limit opens the
@@ -40,7 +40,7 @@
 static int
 save(struct inv *v)
 {
-	char err[4400];
+	char err[CB_ERRLEN];
 
 	/* Still the holder of the circuit's lock (file or lease), and in a
 	 * shared store over the generation loaded, or none is saved. */
@@ -68,7 +68,7 @@ carry_outputs(struct inv *v)
 void
 inv_metrics(struct inv *v)
 {
-	char err[4400];
+	char err[CB_ERRLEN];
 
 	if (v->rep.metrics_path != NULL &&
 	    report_metrics(&v->rep, &v->s, err, sizeof(err)) == -1)
@@ -479,7 +479,8 @@ record(struct inv *v, const struct run_done *d, int *code, int *failed)
 	run.exit_code = r->signo != 0 ? CB_EXIT_SIGNAL + r->signo :
 	    r->exit_code;
 	if (r->exec_errno != 0)
-		run.exit_code = r->exec_errno == ENOENT ? 127 : 126;
+		run.exit_code = r->exec_errno == ENOENT ? CB_EXIT_NOTFOUND :
+		    CB_EXIT_NOEXEC;
 	run.usage_limit = d->c.cls == CB_CLASS_TRANSIENT &&
 	    strcmp(d->c.type, "usage_limit") == 0;
 	run.retry_at = d->retry_at;
@@ -862,7 +863,7 @@ count_killed(struct inv *v)
 int
 inv_begin(struct inv *v, struct options *o, const struct circuit *c)
 {
-	char err[4400];
+	char err[CB_ERRLEN];
 	int rc;
 
 	memset(v, 0, sizeof(*v));

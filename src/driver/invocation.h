@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Shared by the files of driver/: the invocation the loop (driver.c)
- * drives, what one run (run.c) or one recorded result (record.c) hands
+ * drives, what one run (runonce.c) or one recorded result (record.c) hands
  * back to it, and the circuit's reporter (circuit.c).
  */
 #ifndef CBEXEC_INVOCATION_H
@@ -27,7 +27,7 @@ struct inv {
 	int last;		/* no run follows the one under way */
 	struct store *st;	/* the circuit's store, its lock held */
 	int fallback;		/* on the local state: --store-fallback */
-	char store_err[1024];	/* why the store's keepalive failed */
+	char store_err[CB_ERRLEN];	/* why the store's keepalive failed */
 	char store_label[256];	/* --store without its password, or "" */
 	char *status_file;	/* $CBEXEC_STATUS_FILE, beside the state */
 	int loaded;		/* s holds a loaded state (free it) */
@@ -46,7 +46,7 @@ struct inv {
 	int hot_said;		/* the hot --loop was warned of */
 };
 
-/* What one run did, as run.c saw it; the loop judges and records it. */
+/* What one run did, as runonce.c saw it; the loop judges and records it. */
 struct run_done {
 	struct sup_result r;
 	int have_result;		/* r is filled (free it) */
@@ -116,7 +116,7 @@ int admit(struct inv *v);
 int record(struct inv *v, const struct run_done *d, int *code, int *failed);
 
 /*
- * The account's gate (account.c, --account).  gate_admit: after the
+ * The account's gate (accountgate.c, --account).  gate_admit: after the
  * circuit admitted a run, -1 when it may start, ADMIT_WAIT (wait_until
  * set) when --loop should sleep, else the exit status (120 refused, said
  * on stderr unless -q; 125, 123).  gate_learn: after the run d was
@@ -140,21 +140,21 @@ void gate_list(FILE *f, struct store *st);
  */
 int killed_run(const struct store_run *r, struct classification *c);
 
-/* Run COMMAND once (run.c): 0 with *d filled (free it with
+/* Run COMMAND once (runonce.c): 0 with *d filled (free it with
  * run_done_free), 1 when an operator signal came before it started
  * (nothing ran), -1 when cbexec itself failed (message printed). */
 int run_once(struct inv *v, struct run_done *d);
 void run_done_free(struct run_done *d);
 /* Classify what d->r holds (with a known agent's verdict ar, or NULL),
  * read when the provider said to try again, and take the task d->st and
- * the session ar report (run.c): 0, or -1 when out of memory (message
+ * the session ar report (runonce.c): 0, or -1 when out of memory (message
  * printed).  stdout counts only when with_stdout; a reset time given as a
  * delay counts from now (the store's clock). */
 int run_judge(const struct options *o, struct run_done *d, int with_stdout,
     const struct agent_result *ar, double now);
 /* The same for a run of the known agent a that is over (--record): d's
  * stdout read through its adapter and the watch over a run, as a run
- * reads it as it passes (run.c). */
+ * reads it as it passes (runonce.c). */
 int run_judge_agent(const struct options *o, const struct agent *a,
     struct run_done *d, double now);
 

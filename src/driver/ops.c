@@ -10,7 +10,7 @@
  * work at hand.  --skip without --phase or --task gives up the task the
  * circuit is stuck on, else the circuit's phase.
  *
- * Every verb first makes sure the circuit exists (ops_need_circuit): a
+ * Every verb first makes sure the circuit exists (need_circuit): a
  * mistyped name must not read as a healthy CLOSED circuit or as done, nor
  * a reset, a trip or a skip create a new file beside the real one.  Only
  * --trip --create opens a circuit that has never run.
@@ -59,7 +59,7 @@
 static void
 no_such_circuit(const struct circuit *c, const struct store *st)
 {
-	char where[4400];
+	char where[CB_WHERELEN];
 
 	store_where(st, where, sizeof(where));
 	if (strcmp(c->label, c->path) != 0)
@@ -82,7 +82,7 @@ open_store(const struct options *o, const struct circuit *c,
 static int
 need_circuit(const struct circuit *c, struct store *st)
 {
-	char err[4400];
+	char err[CB_ERRLEN];
 	int rc;
 
 	/* Anything at the path (a corrupt file, a symlink) is for the load
@@ -97,23 +97,11 @@ need_circuit(const struct circuit *c, struct store *st)
 	return -1;
 }
 
-int
-ops_need_circuit(const struct options *o, const struct circuit *c)
-{
-	struct store *st = NULL;
-	int rc = -1;
-
-	if (open_store(o, c, &st) == 0)
-		rc = need_circuit(c, st);
-	store_close(st);
-	return rc;
-}
-
 static int
 load(const struct options *o, const struct circuit *c, struct store **st,
     struct cb_state *s)
 {
-	char err[4400];
+	char err[CB_ERRLEN];
 
 	if (open_store(o, c, st) == -1)
 		return -1;
@@ -148,7 +136,7 @@ refresh(const char *label, const struct cb_state *s, struct store *st)
 static void
 holder_of(struct store *st, const char *name, struct status_row *row)
 {
-	char err[512], host[HOSTNAME_KEPT + 1];
+	char err[CB_ERRLEN], host[HOSTNAME_KEPT + 1];
 
 	if (store_holder(st, name, row->s, &row->holder, err,
 	    sizeof(err)) == -1)
@@ -165,7 +153,7 @@ ops_status(const struct options *o, const struct circuit *c)
 	struct status_row row;
 	const char *account;
 	struct store *st = NULL;
-	char key[4400], *acct = NULL;
+	char key[CB_WHERELEN], *acct = NULL;
 	int open, gate = 0;
 
 	if (load(o, c, &st, &s) == -1) {
@@ -336,7 +324,8 @@ operate(const struct options *o, const struct circuit *c, enum op op)
 	struct reporter rep;
 	struct store_run killed;
 	struct store *st = NULL;
-	char err[4400], err2[4400], aside[4200] = "", where[4400];
+	char err[CB_ERRLEN], err2[CB_ERRLEN];
+	char aside[CB_WHERELEN] = "", where[CB_WHERELEN];
 	const char *user = getenv("USER");
 	double now;
 	int rc = CB_EXIT_ERROR, i, ld, loaded = 0, reset = op == OP_RESET,
@@ -484,8 +473,8 @@ ops_status_all(const struct options *o)
 	struct status_row *rows = NULL;
 	struct cb_state *states = NULL;
 	struct store *st = NULL;
-	char err[4400], **names = NULL, **paths = NULL, **errs = NULL;
-	char where[4200];
+	char err[CB_ERRLEN], **names = NULL, **paths = NULL, **errs = NULL;
+	char where[CB_WHERELEN];
 	size_t n = 0, i;
 	cJSON *j;
 	int rc = CB_EXIT_ERROR, any_open = 0, any_bad = 0, width, tty, ld;

@@ -209,7 +209,7 @@ outputs_forget_gone(struct cb_state *s)
 void
 outputs_open_logs(const struct cb_state *s, struct reporter *r)
 {
-	char err[PATH_MAX + 256];
+	char err[CB_ERRLEN];
 	size_t i;
 
 	for (i = 0; i < s->n_outputs; i++) {
@@ -230,7 +230,7 @@ static int
 gate_of(struct store *st, const char *account)
 {
 	struct cb_account a;
-	char err[512];
+	char err[CB_ERRLEN];
 	int gate = -1;
 
 	if (st != NULL && store_account_load(st, account, &a, err,
@@ -244,7 +244,7 @@ void
 outputs_refresh(const struct cb_state *s, struct reporter *r,
     struct store *st, int how)
 {
-	char err[PATH_MAX + 256];
+	char err[CB_ERRLEN];
 	struct reporter m;
 	size_t i;
 

@@ -4,7 +4,7 @@
  * loop script that ran the command itself, applied to the circuit as if
  * cbexec had supervised that run.  Nothing is run.
  *
- * The result becomes a struct run_done, what run.c hands the loop after a
+ * The result becomes a struct run_done, what runonce.c hands the loop after a
  * real run: the exit status from --exit, stderr from --message or the tail
  * of --stderr-file, stdout (and so the status block) from the tail of
  * --stdout-file, each kept to --capture-bytes as a run's would be.  It is
@@ -121,7 +121,7 @@ static int
 record_facts(const struct options *o, struct run_done *d)
 {
 	const struct agent *a;
-	char err[4400];
+	char err[CB_ERRLEN];
 
 	memset(d, 0, sizeof(*d));
 	d->progress = o->record_progress;

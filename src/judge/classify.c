@@ -69,9 +69,10 @@ static const struct builtin {
 	const char *status[2];	/* HTTP statuses ("429"), or NULL */
 	const char *re[P_N];
 } builtins[] = {
-	{ "command_not_found", CB_CLASS_FATAL, ROW_FATAL, 127, { NULL },
-	    { "command not found" } },
-	{ "permission_denied", CB_CLASS_FATAL, ROW_FATAL, 126, { NULL },
+	{ "command_not_found", CB_CLASS_FATAL, ROW_FATAL, CB_EXIT_NOTFOUND,
+	    { NULL }, { "command not found" } },
+	{ "permission_denied", CB_CLASS_FATAL, ROW_FATAL, CB_EXIT_NOEXEC,
+	    { NULL },
 	    { W("permission denied|EACCES|operation not permitted") } },
 	{ "missing_dependency", CB_CLASS_FATAL, ROW_FATAL, -1, { NULL },
 	    { "ModuleNotFoundError|Cannot find module|"

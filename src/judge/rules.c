@@ -102,7 +102,7 @@ rule_init(struct rule *r, const char *pattern, int streams,
     const int *exit_codes, size_t n_exit_codes, enum cb_class cls,
     const char *type, char *err, size_t errlen)
 {
-	char why[256];
+	char why[CB_WHYLEN];
 	int rc;
 
 	memset(r, 0, sizeof(*r));

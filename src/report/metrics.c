@@ -30,17 +30,16 @@
  * shows an older one, so it never puts back what a lock holder has just
  * written over it.
  *
- * The text is built in memory and the file replaced atomically (temp file
- * "FILE.XXXXXX" in the same directory, fsync, rename) so node_exporter
- * never reads half of it; the temp name does not end in .prom, so the
- * collector skips it meanwhile.  Only a regular file is ever replaced (a
+ * The text is built in memory and the file replaced atomically
+ * (atomic_write(): temp file ".FILE.tmp.XXXXXX" in the same directory,
+ * fsync, rename) so node_exporter never reads half of it; the temp name
+ * does not end in .prom, so the collector skips it meanwhile.  Only a regular file is ever replaced (a
  * link is refused unless --follow-symlinks, when its target is written;
  * a device or FIFO never), and temp files a killed cbexec left behind are
  * removed by the next write under the circuit's lock, whose holders are
  * the only other writers (without the lock, METRICS_NEWER leaves them:
  * they may be a live writer's).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -339,35 +338,6 @@ metrics_text(const struct reporter *r, const struct cb_state *s,
 	return p;
 }
 
-/* Remove "BASE.XXXXXX" temp files of path left by a writer that died. */
-static void
-remove_stale_temps(const char *path)
-{
-	static int done;
-	char dir[PATH_MAX];
-	const char *base = strrchr(path, '/');
-	struct dirent *d;
-	struct stat st;
-	size_t blen;
-	DIR *dp;
-
-	if (done)
-		return;
-	done = 1;
-	base = base != NULL ? base + 1 : path;
-	blen = strlen(base);
-	if (file_dir_of(path, dir, sizeof(dir)) == -1 ||
-	    (dp = opendir(dir)) == NULL)
-		return;
-	while ((d = readdir(dp)) != NULL)
-		if (strncmp(d->d_name, base, blen) == 0 &&
-		    d->d_name[blen] == '.' && strlen(d->d_name) == blen + 7 &&
-		    fstatat(dirfd(dp), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_uid == geteuid())
-			unlinkat(dirfd(dp), d->d_name, 0);
-	closedir(dp);
-}
-
 /* Whether the regular file at path holds exactly text[0, len). */
 static int
 same_text(const char *path, const char *text, size_t len)
@@ -425,12 +395,12 @@ int
 report_metrics_file(struct reporter *r, const struct cb_state *s, int flags,
     char *err, size_t errlen)
 {
+	static int swept;
 	const char *path = r->metrics_path;
-	char *text = NULL, *tmp = NULL, real[PATH_MAX];
+	char *text = NULL, real[PATH_MAX];
 	struct stat st;
-	size_t len = 0, off;
-	ssize_t w;
-	int fd = -1;
+	size_t len = 0;
+	int stale = 0;
 
 	if (path == NULL)
 		return 0;
@@ -457,57 +427,25 @@ report_metrics_file(struct reporter *r, const struct cb_state *s, int flags,
 		snprintf(err, errlen, "--metrics %s: not a regular file", path);
 		return -1;
 	}
-	/* A temp file is a dead writer's only under the lock. */
-	if (!(flags & METRICS_NEWER))
-		remove_stale_temps(path);
-	if ((text = metrics_text(r, s, &len)) == NULL ||
-	    (tmp = malloc(strlen(path) + 8)) == NULL) {
-		errno = ENOMEM;
-		goto fail;
+	if ((text = metrics_text(r, s, &len)) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		return -1;
 	}
 	/* Nothing new to say: the file (and its mtime) stays. */
 	if (same_text(path, text, len)) {
-		free(tmp);
 		free(text);
 		return 0;
 	}
-	/* Same directory so rename is atomic; the suffix keeps the textfile
-	 * collector (which reads *.prom) away from the partial file. */
-	sprintf(tmp, "%s.XXXXXX", path);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
-		free(tmp);
-		tmp = NULL;
-		goto fail;
+	/* A temp file is a dead writer's only under the lock; the first
+	 * write under it removes them. */
+	if (!(flags & METRICS_NEWER))
+		stale = !swept++;
+	if (atomic_write(path, text, len, 0644, stale ? ATOMIC_STALE : 0) ==
+	    -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		free(text);
+		return -1;
 	}
-	if (fchmod(fd, 0644) == -1)
-		goto fail;
-	for (off = 0; off < len; ) {
-		if ((w = write(fd, text + off, len - off)) == -1 &&
-		    errno == EINTR)
-			continue;
-		if (w == -1)
-			goto fail;
-		off += (size_t)w;
-	}
-	if (fsync(fd) == -1)
-		goto fail;
-	if (close(fd) == -1) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) == -1)
-		goto fail;
-	free(tmp);
 	free(text);
 	return 0;
-fail:
-	snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	if (tmp != NULL)
-		unlink(tmp);
-	free(tmp);
-	free(text);
-	return -1;
 }

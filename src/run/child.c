@@ -47,18 +47,18 @@ child_exec(char *const argv[], char *const envp[], int out,
 		setpgid(0, 0);
 	/* A kill -9 of cbexec must not leave a hanging helper behind. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
-		_exit(127);
+		_exit(CB_EXIT_NOTFOUND);
 	/* Guarded before it runs anything: a helper that stops cbexec
 	 * still dies by the budget's end. */
 	watch_claim(WATCH_HELPER);
 	if (out < 3 && (out = fcntl(out, F_DUPFD_CLOEXEC, 3)) == -1)
-		_exit(127);
+		_exit(CB_EXIT_NOTFOUND);
 	/* Not O_CLOEXEC: with fd 0 closed in cbexec, nul is 0 itself. */
 	if ((nul = open("/dev/null", O_RDWR)) == -1 ||
 	    dup2(nul, 0) == -1 || dup2(out, 1) == -1 ||
 	    (err == CHILD_ERR_NULL && dup2(nul, 2) == -1) ||
 	    (err == CHILD_ERR_PIPE && dup2(out, 2) == -1))
-		_exit(127);
+		_exit(CB_EXIT_NOTFOUND);
 	if (nul > 2)
 		close(nul);
 	for (s = 1; s < NSIG; s++)
@@ -73,7 +73,7 @@ child_exec(char *const argv[], char *const envp[], int out,
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	stack_restore();
 	execvpe(argv[0], argv, envp);
-	_exit(127);
+	_exit(CB_EXIT_NOTFOUND);
 }
 
 pid_t

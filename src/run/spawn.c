@@ -106,7 +106,7 @@ spawn_child(char **argv, char **envp, int fg_tty, int out, int err,
 		 * re-check the parent in case it died before prctl. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		if (getppid() != parent)
-			_exit(127);
+			_exit(CB_EXIT_NOTFOUND);
 		/* Guarded by the watchdog, deadlines and all, before the
 		 * command can stop or leave cbexec (watchdog.c). */
 		watch_claim(WATCH_RUN);
@@ -124,7 +124,7 @@ spawn_child(char **argv, char **envp, int fg_tty, int out, int err,
 fail:
 		e = errno;
 		(void)!write(ep[1], &e, sizeof(e));
-		_exit(e == ENOENT ? 127 : 126);
+		_exit(e == ENOENT ? CB_EXIT_NOTFOUND : CB_EXIT_NOEXEC);
 	}
 	/* Also from the parent: whichever of the two runs first, the group
 	 * exists before we ever signal it. */

@@ -875,7 +875,7 @@ on_syserr(const char *msg)
 
 	fprintf(stderr, "cbexec: %s: %s\n", msg, strerror(e));
 	fflush(stderr);
-	_exit(125);
+	_exit(CB_EXIT_ERROR);
 }
 
 int

@@ -197,7 +197,7 @@ static int
 load_path(const char *path, const char *name, struct cb_account *a,
     char *err, size_t errlen)
 {
-	char *buf = NULL, why[256];
+	char *buf = NULL, why[CB_WHYLEN];
 	size_t len;
 	int rc;
 
@@ -240,7 +240,7 @@ account_update(const char *dir, const char *name, double wait, int create,
     size_t asidelen, char *err, size_t errlen)
 {
 	struct cb_account a;
-	char *path, *text = NULL, why[4400];
+	char *path, *text = NULL, why[CB_ERRLEN];
 	int fd, rc, ld;
 
 	if ((path = account_path(dir, name)) == NULL) {

@@ -423,7 +423,7 @@ etcd_lock_(struct store *st, double wait, int (*nap)(double), char *err,
 		 * the transaction above decides). */
 		for (;;) {
 			if ((rc = lock_nap(wait, deadline, &delay, nap)) != 0) {
-				char why[256];
+				char why[CB_WHYLEN];
 
 				etcd_revoke(e->c, e->lease, 0, why,
 				    sizeof(why));
@@ -445,7 +445,7 @@ static void
 etcd_unlock_(struct store *st)
 {
 	struct store_etcd *e = E(st);
-	char err[256];
+	char err[CB_ERRLEN];
 
 	if (e == NULL || e->lease == 0)
 		return;
@@ -592,7 +592,7 @@ settle(struct store *st)
 	struct store_etcd *e = E(st);
 	long long ttl = 0;
 	double sent = 0;
-	char err[512];
+	char err[CB_ERRLEN];
 
 	if (e == NULL || !e->pending)
 		return;
@@ -770,7 +770,7 @@ etcd_unbegin(struct store *st)
 	struct etcd_cmp cmp[1];
 	struct etcd_op ok[1];
 	struct etcd_txn_res res;
-	char err[256];
+	char err[CB_ERRLEN];
 
 	if (e == NULL || e->lease == 0)
 		return;
@@ -1194,7 +1194,7 @@ account_get(struct store *st, const char *key, const char *name,
     struct cb_account *a, long long *mod, int *unread, char *err,
     size_t errlen)
 {
-	char why[256], *text;
+	char why[CB_WHYLEN], *text;
 	size_t len = 0;
 	int rc;
 
@@ -1253,7 +1253,7 @@ etcd_account_update(struct store *st, const char *name, double wait,
 	struct etcd_cmp cmp[1];
 	struct etcd_op ok[1];
 	struct etcd_txn_res res;
-	char *key, *text = NULL, why[4400];
+	char *key, *text = NULL, why[CB_ERRLEN];
 	long long mod = 0;
 	int rc, ld, tries, unread, w;
 

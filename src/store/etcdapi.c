@@ -949,7 +949,7 @@ etcd_txn(struct etcd *e, const struct etcd_cmp *cmp, size_t ncmp,
     size_t errlen)
 {
 	struct http_reply rep;
-	char *body, why[256];
+	char *body, why[CB_WHYLEN];
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -974,7 +974,7 @@ etcd_range(struct etcd *e, const struct etcd_op *op, double deadline,
     struct etcd_resp *res, char *err, size_t errlen)
 {
 	struct http_reply rep;
-	char *body, why[256];
+	char *body, why[CB_WHYLEN];
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -1209,7 +1209,7 @@ void
 etcd_settle(struct etcd *e)
 {
 	struct http_reply rep;
-	char err[256];
+	char err[CB_ERRLEN];
 
 	memset(&rep, 0, sizeof(rep));
 	if (http_pending(e->h) && http_step(e->h, 1, &rep, err,

@@ -129,7 +129,7 @@ fs_fd(const struct store *st)
 static void
 read_record(struct store *st, struct store_run *run)
 {
-	char buf[RECORD_SIZE], lock[PATH_MAX], why[256];
+	char buf[RECORD_SIZE], lock[PATH_MAX], why[CB_WHYLEN];
 	ssize_t n;
 	int fd = st->lock_fd;
 
@@ -417,7 +417,7 @@ static int
 fs_holder(struct store *st, const char *name, struct store_holder *h,
     char *err, size_t errlen)
 {
-	char path[PATH_MAX], lock[PATH_MAX], why[256], buf[RECORD_SIZE];
+	char path[PATH_MAX], lock[PATH_MAX], why[CB_WHYLEN], buf[RECORD_SIZE];
 	ssize_t len;
 	int fd;
 

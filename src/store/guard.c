@@ -56,7 +56,7 @@ resolve_link(const char *path, char *out, size_t outlen)
 int
 guard_dir(const char *path, char *err, size_t errlen)
 {
-	char dir[PATH_MAX], why[160];
+	char dir[PATH_MAX], why[CB_WHYLEN];
 	struct stat st;
 
 	if (file_dir_of(path, dir, sizeof(dir)) == -1) {
@@ -81,7 +81,7 @@ int
 guard_file(const char *path, const struct stat *st, char *err,
     size_t errlen)
 {
-	char why[160];
+	char why[CB_WHYLEN];
 
 	if (file_trusted(st, why, sizeof(why)) == -1) {
 		snprintf(err, errlen, "%s: %s; not trusted", path, why);

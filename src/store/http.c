@@ -78,7 +78,7 @@ _Alignas(4) static const struct {
 
 static struct {
 	int state;		/* 0 not tried, 1 loaded, -1 failed */
-	char why[300];
+	char why[CB_WHYLEN];
 	CURLcode (*global_init)(long);
 	CURL *(*easy_init)(void);
 	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
@@ -269,7 +269,7 @@ struct http {
 	double deadline;
 	size_t tried, cur;	/* endpoints tried; this attempt's */
 	char url[600];
-	char why[512];		/* the last attempt's failure */
+	char why[CB_ERRLEN];		/* the last attempt's failure */
 	/* its answer */
 	char *buf;
 	size_t len, cap;
@@ -683,7 +683,7 @@ ended(struct http *h, CURLcode code, struct http_reply *rep, char *err,
 		return 0;
 	}
 	if (h->too_big) {
-		char why[128];
+		char why[CB_WHYLEN];
 
 		snprintf(why, sizeof(why), "a reply of more than %zu bytes: "
 		    "refused", h->max);
@@ -701,7 +701,7 @@ ended(struct http *h, CURLcode code, struct http_reply *rep, char *err,
 		/* A plain server answers the handshake with HTTP. */
 		if (strstr(what, "wrong version number") != NULL ||
 		    strstr(what, "packet length too long") != NULL) {
-			char why[600];
+			char why[CB_ERRLEN];
 
 			snprintf(why, sizeof(why), "the TLS handshake failed "
 			    "(%s): it does not speak TLS; use etcd://", what);

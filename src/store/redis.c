@@ -580,7 +580,7 @@ handshake(struct store *st, double deadline, char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
 	struct pollfd pfd;
-	char why[600];
+	char why[CB_ERRLEN];
 	int rc, n;
 
 	if ((r->tls = tls_new(r->tctx, r->fd, r->u.host, why,
@@ -686,7 +686,7 @@ xread(struct store *st, char *buf, size_t n, short *want, int *broken,
     char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
-	char why[600];
+	char why[CB_ERRLEN];
 	ssize_t k;
 
 	*want = POLLIN;
@@ -725,7 +725,7 @@ xwrite(struct store *st, const char *buf, size_t n, short *want,
     int *broken, char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
-	char why[600];
+	char why[CB_ERRLEN];
 	ssize_t k;
 
 	*want = POLLOUT;
@@ -1050,7 +1050,7 @@ closed(struct store_redis *r)
 static void
 lost(const struct store *st, char *err, size_t errlen)
 {
-	char why[512];
+	char why[CB_ERRLEN];
 	size_t skip = strlen(st->label) + 8;	/* "store LABEL: " */
 
 	snprintf(why, sizeof(why), "%s", strlen(err) > skip ? err + skip :
@@ -1143,7 +1143,7 @@ call(struct store *st, int argc, const char **argv, const size_t *lens,
 	/* A renewal the run engine left unanswered: its reply first (by
 	 * its own deadline), not to be taken for this command's. */
 	if (r->pending) {
-		char why[256];
+		char why[CB_WHYLEN];
 
 		r->pending = 0;
 		if (pend_take(st, 1, &rep, &broken, why, sizeof(why)) == 1)
@@ -1576,7 +1576,7 @@ redis_open(struct store *st, const char *url, char *err, size_t errlen)
 	unsigned char rnd[16];
 	char host[HOSTNAME_KEPT + 1];
 	const char *why = "";
-	char why_tls[600];
+	char why_tls[CB_ERRLEN];
 	struct url u;
 	size_t i;
 	int rc;
@@ -1831,7 +1831,7 @@ static void
 redis_unlock(struct store *st)
 {
 	const char *keys[1], *args[1];
-	char err[256];
+	char err[CB_ERRLEN];
 	redisReply *rep;
 
 	if (st->r == NULL || st->r->fd == -1)
@@ -2159,7 +2159,7 @@ static void
 redis_unbegin(struct store *st)
 {
 	const char *args[1];
-	char err[256];
+	char err[CB_ERRLEN];
 	redisReply *rep;
 
 	if (st->r == NULL || st->r->fd == -1)
@@ -2458,7 +2458,7 @@ static int
 account_get(struct store *st, const char *key, const char *name,
     struct cb_account *a, char *err, size_t errlen)
 {
-	char why[256];
+	char why[CB_WHYLEN];
 	redisReply *rep;
 	int rc;
 
@@ -2510,7 +2510,7 @@ redis_account_update(struct store *st, const char *name, double wait,
     char *aside, size_t asidelen, char *err, size_t errlen)
 {
 	struct cb_account a;
-	char *key, *text = NULL, gen[32], why[4400];
+	char *key, *text = NULL, gen[32], why[CB_ERRLEN];
 	const char *keys[1], *args[2];
 	redisReply *rep;
 	int rc, ld, tries;

@@ -134,7 +134,7 @@ scratch_reset(void)
 static int
 take_event(void *arg, const cJSON *j, const char *text)
 {
-	char why[256];
+	char why[CB_WHYLEN];
 
 	return history_event(arg, j, text, why, sizeof(why));
 }
@@ -372,7 +372,7 @@ state_parse(const char *path, const char *buf, size_t len, const char *name,
 {
 	const char *end = NULL;
 	struct event_list l;
-	char why[256];
+	char why[CB_WHYLEN];
 	cJSON *j;
 	int rc = -1;
 
@@ -432,7 +432,7 @@ state_parse_json(const char *where, const char *buf, size_t len,
     struct cb_state *s, cJSON **j, char *err, size_t errlen)
 {
 	const char *end = NULL;
-	char why[256];
+	char why[CB_WHYLEN];
 	int rc;
 
 	if ((*j = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1)) == NULL) {

@@ -36,7 +36,7 @@ event_from_json(const cJSON *j, size_t i, const char *text,
     struct cb_event *e, char *err, size_t errlen)
 {
 	static const char pre[] = "field '";
-	char why[256];
+	char why[CB_WHYLEN];
 
 	if (!cJSON_IsObject(j)) {
 		snprintf(err, errlen, "field 'history[%zu]': expected an "

@@ -3,16 +3,16 @@
  * Writing the state file (SPEC §6) so that a crash at any instant leaves
  * the old file or the new one, never a mix.
  *
- * The JSON goes to a temp file ".NAME.tmp.XXXXXX" beside the target (same
- * filesystem, so the rename is atomic), created 0600, fsynced and closed,
- * then renamed over the target; finally the directory is fsynced so the
- * rename itself survives a crash.  On any failure the temp file is
- * removed and the old file is untouched.  Missing parent directories are
- * created 0700.  With --follow-symlinks the link chain is resolved first
- * and the file it ends at is replaced, not the link; without it a link at
- * the path is refused.
+ * The JSON is written by atomic_write() (core): a temp file
+ * ".NAME.tmp.XXXXXX" beside the target, 0600, fsynced, closed, renamed
+ * over the target, then the directory fsynced so the rename itself
+ * survives a crash; the first save of a process removes the temp files a
+ * killed writer left.  On any failure the old file is untouched and no
+ * temp file is left.  Missing parent directories are created 0700.
+ * With --follow-symlinks the link chain is resolved first and the file it
+ * ends at is replaced, not the link; without it a link at the path is
+ * refused.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,75 +27,19 @@
 #include "backend.h"
 #include "guard.h"
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w == -1)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
- * Remove ".BASE.tmp.XXXXXX" files a writer killed mid-save left behind.
- * Every caller holds the circuit's lock, so no live writer owns one; once
- * per process is enough, a loop of runs need not read the directory again.
- * The directory is read without touching its access time (O_NOATIME, ours
- * to ask for): under relatime the read would dirty its inode, and the
- * fsync of the new state file would write that inode once more.
- */
-static void
-remove_stale_temps(const char *dir, const char *base)
-{
-	static int done;
-	char prefix[NAME_MAX + 8];
-	size_t plen;
-	struct dirent *d;
-	DIR *dp;
-	int fd;
-
-	if (done)
-		return;
-	done = 1;
-	plen = (size_t)snprintf(prefix, sizeof(prefix), ".%s.tmp.", base);
-	if (plen >= sizeof(prefix))
-		return;
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOATIME)) ==
-	    -1 && errno == EPERM)
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1)
-		return;
-	if ((dp = fdopendir(fd)) == NULL) {
-		close(fd);
-		return;
-	}
-	while ((d = readdir(dp)) != NULL)
-		if (strncmp(d->d_name, prefix, plen) == 0 &&
-		    strlen(d->d_name) == plen + 6)
-			unlinkat(dirfd(dp), d->d_name, 0);
-	closedir(dp);
-}
-
-/*
- * text to path atomically (the file's header comment); with stale, the
- * temp files a killed writer left beside it are removed first.
+ * text to path atomically (atomic_write(), the file's header comment);
+ * with stale, the temp files a killed writer left beside it are removed
+ * first.
  */
 static int
 write_text(const char *path, int follow_symlinks, const char *text,
     int stale, char *err, size_t errlen)
 {
-	char target[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX];
-	const char *base, *slash;
+	char target[PATH_MAX];
+	size_t n;
 	struct stat st;
-	int fd = -1, dfd, e;
+	int rc;
 
 	if (follow_symlinks) {
 		if (resolve_link(path, target, sizeof(target)) == -1) {
@@ -115,6 +59,10 @@ write_text(const char *path, int follow_symlinks, const char *text,
 			return -1;
 		}
 	}
+	if ((n = strlen(target)) == 0 || target[n - 1] == '/') {
+		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
+		return -1;
+	}
 	if (file_mkdirs(target, err, errlen) == -1 ||
 	    guard_dir(target, err, errlen) == -1)
 		return -1;
@@ -126,67 +74,15 @@ write_text(const char *path, int follow_symlinks, const char *text,
 			snprintf(err, errlen, "%s: not a regular file", target);
 		return -1;
 	}
-	if ((slash = strrchr(target, '/')) != NULL) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - target),
-		    target);
-		if (dir[0] == '\0')
-			strcpy(dir, "/");
-		base = slash + 1;
-	} else {
-		strcpy(dir, ".");
-		base = target;
-	}
-	if (base[0] == '\0') {
-		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
-		return -1;
-	}
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.XXXXXX", dir, base) >=
-	    (int)sizeof(tmp)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(ENAMETOOLONG));
-		return -1;
-	}
-	if (stale)
-		remove_stale_temps(dir, base);
-
-	/* mkostemp creates 0600 already; fchmod states the intent anyway. */
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
-		tmp[0] = '\0';
-		goto fail;
-	}
-	if (fchmod(fd, 0600) == -1 ||
-	    write_all(fd, text, strlen(text)) == -1 ||
-	    fsync(fd) == -1)
-		goto fail;
-	/* NFS reports a failed write-back (EIO, ENOSPC) only at close. */
-	e = close(fd);
-	fd = -1;
-	if (e == -1 || rename(tmp, target) == -1)
-		goto fail;
-	tmp[0] = '\0';
-
-	/* The rename is durable only once the directory entry is on disk. */
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+	rc = atomic_write(target, text, strlen(text), 0600, ATOMIC_SYNC_DIR |
+	    (stale ? ATOMIC_STALE : 0));
+	if (rc == -2)
 		snprintf(err, errlen, "%s: sync of directory failed: %s", path,
 		    strerror(errno));
-		return -1;
-	}
-	/* Some filesystems cannot fsync a directory; that is not our error. */
-	if (fsync(dfd) == -1 && errno != EINVAL && errno != ENOTSUP) {
-		snprintf(err, errlen, "%s: sync of directory failed: %s", path,
+	else if (rc == -1)
+		snprintf(err, errlen, "%s: write failed: %s", path,
 		    strerror(errno));
-		close(dfd);
-		return -1;
-	}
-	close(dfd);
-	return 0;
-fail:
-	e = errno;
-	if (fd != -1)
-		close(fd);
-	if (tmp[0] != '\0')
-		unlink(tmp);
-	snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
-	return -1;
+	return rc == 0 ? 0 : -1;
 }
 
 int
@@ -200,6 +96,7 @@ int
 state_save(const char *path, int follow_symlinks, const struct cb_state *s,
     char *err, size_t errlen)
 {
+	static int swept;
 	char *text = NULL;
 	int rc;
 
@@ -239,7 +136,11 @@ state_save(const char *path, int follow_symlinks, const struct cb_state *s,
 			return -1;
 		}
 	}
-	rc = write_text(path, follow_symlinks, text, 1, err, errlen);
+	/* Every caller holds the circuit's lock, so no live writer owns a
+	 * temp file; once per process is enough, a loop of runs need not
+	 * read the directory again. */
+	rc = write_text(path, follow_symlinks, text, !swept, err, errlen);
+	swept = 1;
 	free(text);
 	return rc;
 }

@@ -85,7 +85,7 @@ int
 store_url_password(const char *url, size_t *off, size_t *len)
 {
 	const struct store_backend *be;
-	char err[256];
+	char err[CB_ERRLEN];
 
 	*off = *len = 0;
 	if ((be = backend_of(url, err, sizeof(err))) == NULL ||
@@ -363,7 +363,7 @@ store_adopt(struct store *st, const char *path, struct cb_state *s,
 {
 	struct cb_state old;
 	struct stat sb;
-	char moved[4200];
+	char moved[CB_WHERELEN];
 	int rc;
 
 	if (lstat(path, &sb) == -1 && errno == ENOENT)

@@ -44,6 +44,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 
+#include "core.h"
 #include "tls.h"
 
 #ifndef SSL_SONAME
@@ -123,7 +124,7 @@ static const struct { const char *name; size_t off; } lib_syms[] = {
 #define L(f) (lib.f)
 
 static int lib_state;		/* 0 not tried, 1 loaded, -1 failed */
-static char lib_why[300];
+static char lib_why[CB_WHYLEN];
 
 static int
 lib_load(char *err, size_t errlen)
@@ -536,7 +537,7 @@ tls_pending(struct tls *t)
 int
 tls_idle(struct tls *t)
 {
-	char c, why[8];
+	char c, why[CB_WHYLEN];
 
 	return tls_read(t, &c, 1, why, sizeof(why)) == TLS_WANT_READ;
 }

@@ -16,11 +16,6 @@
 
 #define DOC "t/agents/docs/clients.md"
 
-static const struct agent *const nine[] = {
-	&agent_claude, &agent_codex, &agent_pi, &agent_gemini, &agent_copilot,
-	&agent_qwen, &agent_opencode, &agent_kilo, &agent_cn,
-};
-
 static const char *const kinds[] = { "string", "number", "boolean",
 	"assistant text", "JSON value" };
 
@@ -57,16 +52,14 @@ doc(FILE *f)
 	    "a client's\nreal output is here.\n\n"
 	    "| client | commands | npm packages | JSON paths | own rows |\n"
 	    "|---|---|---|---|---|\n");
-	for (i = 0; i < NELEM(nine); i++) {
-		a = nine[i];
+	for (i = 0; (a = agent_nth(i)) != NULL; i++) {
 		fprintf(f, "| %s | ", a->name);
 		list(f, a->commands);
 		fprintf(f, " | ");
 		list(f, a->packages);
 		fprintf(f, " | %zu | %zu |\n", a->n_fields, a->n_rules);
 	}
-	for (i = 0; i < NELEM(nine); i++) {
-		a = nine[i];
+	for (i = 0; (a = agent_nth(i)) != NULL; i++) {
 		fprintf(f, "\n## %s\n\n| JSON path | read as |\n|---|---|\n",
 		    a->name);
 		for (k = 0; k < a->n_fields; k++)

@@ -403,7 +403,7 @@ run_once(struct inv *v, struct run_done *d)
 	struct readers rd;
 	struct agent_hooks hooks;
 	const char *sfile = v->status_file;
-	char err[4400];
+	char err[CB_ERRLEN];
 	int ret = -1, begun = 0;
 
 	memset(d, 0, sizeof(*d));

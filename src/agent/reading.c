@@ -297,7 +297,7 @@ static int
 compile_rules(struct agent_run *r)
 {
 	const struct agent *a = r->a;
-	char err[256];
+	char err[CB_ERRLEN];
 	size_t i, k;
 	unsigned h;
 
@@ -635,12 +635,6 @@ run_session(struct agent_run *r, const char *id)
 		return;
 	}
 	snprintf(r->session, sizeof(r->session), "%s", id);
-}
-
-void
-run_text(struct agent_run *r, const char *p, size_t n)
-{
-	status_scanner_feed(r->sc, p, n);
 }
 
 const char *

@@ -141,7 +141,7 @@ gate_admit(struct inv *v)
 {
 	struct cb_account a;
 	struct claim c;
-	char err[4400], msg[600];
+	char err[CB_ERRLEN], msg[600];
 	double until;
 	int rc;
 
@@ -223,7 +223,7 @@ gate_learn(struct inv *v, const struct run_done *d, int ignored)
 {
 	struct cb_account a;
 	struct lesson l;
-	char err[4400], msg[600], ts[64], *why = NULL;
+	char err[CB_ERRLEN], msg[600], ts[64], *why = NULL;
 	int fact, rc, closed;
 
 	if (v->o->account == NULL || ignored)
@@ -297,7 +297,7 @@ int
 gate_status(struct store *st, const char *account, FILE *f, char **json)
 {
 	struct cb_account a;
-	char err[4400], ts[80];
+	char err[CB_ERRLEN], ts[80];
 	cJSON *aj;
 	int rc, refusing;
 
@@ -356,7 +356,7 @@ void
 gate_list(FILE *f, struct store *st)
 {
 	struct cb_account a;
-	char **v = NULL, err[4400], ts[80];
+	char **v = NULL, err[CB_ERRLEN], ts[80];
 	size_t n = 0, i;
 
 	if (store_account_list(st, &v, &n, err, sizeof(err)) == -1) {
@@ -425,7 +425,7 @@ refresh_gate(struct store *st, const char *account)
 	struct reporter r;
 	struct cb_state s;
 	cJSON *j;
-	char **names = NULL, err[4400], where[PATH_MAX];
+	char **names = NULL, err[CB_ERRLEN], where[PATH_MAX];
 	size_t i, n = 0;
 
 	if (store_list(st, &names, &n, err, sizeof(err)) != 0)
@@ -451,7 +451,7 @@ refresh_gate(struct store *st, const char *account)
 int
 ops_reset_account(const struct options *o)
 {
-	char err[4400], aside[4400] = "";
+	char err[CB_ERRLEN], aside[CB_WHERELEN] = "";
 	struct reset r = { CB_CLOSED, NULL, 0 };
 	struct store *st = NULL;
 	int rc;
