@@ -331,16 +331,27 @@ wd_slot(struct wslot *s, long long now, int *stopped, long long *next)
 	}
 }
 
+/* Whether the lock file on fd holds no start record (blank, short or
+ * empty: erased). */
+static int
+wd_blank(long fd)
+{
+	char c;
+
+	return wd_sys(SYS_pread64, fd, (long)&c, 1, 0, 0) != 1 || c == ' ' ||
+	    c == '\n';
+}
+
 /* The circuit's lock on fd, as cbexec takes it: 0, or -1 when another
- * holds it.  cbexec's own is let go as it dies, maybe just after its
- * pipe's end told the watchdog: a moment is waited for it. */
+ * holds it (past half a second).  cbexec's own is let go as it dies,
+ * maybe just after its pipe's end told the watchdog. */
 static int
 wd_lock(long fd)
 {
-	struct timespec ms = { 0, 1000000 };
+	struct timespec ms = { 0, 5000000 };
 	int i;
 
-	for (i = 0; i < 50; i++) {
+	for (i = 0; i < 100; i++) {
 		if (wd_sys(SYS_flock, fd, LOCK_EX | LOCK_NB, 0, 0, 0) == 0)
 			return 0;
 		wd_sys(SYS_nanosleep, (long)&ms, 0, 0, 0, 0);
@@ -414,16 +425,14 @@ watchdog(void *p)
 	 * (and its own record), or have counted the run and saved. */
 	for (i = 0; i < WATCH_WILLS; i++) {
 		long fd;
-		char c;
 
 		if ((n = LD(page->will[i].len)) <= 0 || (fd = wd_sys(SYS_openat,
 		    AT_FDCWD, (long)page->will[i].path, O_RDWR | O_CREAT |
 		    (i == WATCH_WILL_RECORD ? 0 : O_TRUNC) | O_NOFOLLOW |
 		    O_CLOEXEC, 0600, 0)) < 0)
 			continue;
-		if (i != WATCH_WILL_RECORD || (wd_lock(fd) == 0 &&
-		    (wd_sys(SYS_pread64, fd, (long)&c, 1, 0, 0) != 1 ||
-		    c == ' ' || c == '\n')))
+		if (i != WATCH_WILL_RECORD || (wd_blank(fd) &&
+		    wd_lock(fd) == 0 && wd_blank(fd)))
 			wd_sys(SYS_pwrite64, fd, (long)page->will[i].buf, n, 0,
 			    0);
 		wd_sys(SYS_close, fd, 0, 0, 0, 0);
