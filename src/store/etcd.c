@@ -601,28 +601,6 @@ settle(struct store *st)
 		(void)renewed(st, ttl, sent, err, sizeof(err));
 }
 
-/* Text of a state from the store into *s; 1 with a fresh one when there
- * is none. */
-static int
-parse_state(struct store *st, const char *name, const char *key,
-    const char *text, size_t len, int have, struct cb_state *s, char *err,
-    size_t errlen)
-{
-	char where[512];
-
-	if (!have) {
-		if (breaker_init(s, name) == -1) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		return 1;
-	}
-	snprintf(where, sizeof(where), "%s in %s", key, st->label);
-	if (state_text_check(where, text, len, err, errlen) == -1)
-		return -1;
-	return state_parse(where, text, len, name, s, err, errlen);
-}
-
 static int
 etcd_load(struct store *st, struct cb_state *s, struct store_run *run,
     char *err, size_t errlen)
@@ -635,7 +613,7 @@ etcd_load(struct store *st, struct cb_state *s, struct store_run *run,
 	if (!e->have_fetched && (rc = read_state(st, err, errlen)) != 0)
 		return rc;
 	e->mod = e->fetched_mod;
-	rc = parse_state(st, st->name, e->key, e->fetched, e->fetched_len,
+	rc = shared_parse_state(st, st->name, e->key, e->fetched, e->fetched_len,
 	    e->fetched != NULL, s, err, errlen);
 	if (e->fetched_run != NULL && run != NULL)
 		store_run_parse(e->fetched_run, strlen(e->fetched_run), run);
@@ -831,16 +809,11 @@ move_aside(struct store *st, const char *key, const char *prefix,
 	struct etcd_txn_res res;
 	struct etcd_resp cur;
 	char stamp[32];
-	struct tm tm;
-	time_t t = (time_t)store_now(st);
 	int i, rc, moved, taken;
 
 	settle(st);
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0) {
-		snprintf(err, errlen, "%s: bad time", st->label);
+	if (shared_aside_stamp(st, stamp, sizeof(stamp), err, errlen) == -1)
 		return -1;
-	}
 	memset(&rd, 0, sizeof(rd));
 	rd.kind = ETCD_RANGE;
 	rd.key = key;
@@ -853,12 +826,7 @@ move_aside(struct store *st, const char *key, const char *prefix,
 			    key);
 			return -1;
 		}
-		if (i == 0)
-			snprintf(newname, newlen, "%s%s:%s", prefix, name,
-			    stamp);
-		else
-			snprintf(newname, newlen, "%s%s:%s.%d", prefix, name,
-			    stamp, i);
+		shared_aside_name(newname, newlen, prefix, name, stamp, i);
 		memset(cmp, 0, sizeof(cmp));
 		memset(ok, 0, sizeof(ok));
 		memset(fail, 0, sizeof(fail));
@@ -908,12 +876,6 @@ etcd_move_aside(struct store *st, char *newname, size_t newlen, char *err,
 	if (rc == 0)
 		E(st)->mod = 0;
 	return rc;
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The names after prefix of the keys that start with it -- and, with
@@ -969,7 +931,7 @@ list_keys(struct store *st, const char *prefix, const char *also,
 	}
 	etcd_txn_res_free(&res);
 	if (*n > 1) {
-		qsort(v, *n, sizeof(*v), by_name);
+		qsort(v, *n, sizeof(*v), shared_by_name);
 		for (i = k = 1; i < *n; i++) {
 			if (strcmp(v[i], v[k - 1]) == 0)
 				free(v[i]);
@@ -1178,14 +1140,6 @@ out:
 
 /* ---- accounts (SPEC §9, --account) ---- */
 
-static char *
-account_key(const char *name)
-{
-	char *k;
-
-	return asprintf(&k, "cbexec:account:%s", name) == -1 ? NULL : k;
-}
-
 /* The account document at key into *a, its revision into *mod: 0, 1 when
  * there is none (a CLOSED gate), -1/-2 with err when corrupt or the store
  * cannot be read (*unread set). */
@@ -1223,7 +1177,7 @@ static int
 etcd_account_load(struct store *st, const char *name, struct cb_account *a,
     char *err, size_t errlen)
 {
-	char *key = account_key(name);
+	char *key = shared_account_key(name);
 	long long mod;
 	int rc, unread;
 
@@ -1257,7 +1211,7 @@ etcd_account_update(struct store *st, const char *name, double wait,
 	long long mod = 0;
 	int rc, ld, tries, unread, w;
 
-	if ((key = account_key(name)) == NULL) {
+	if ((key = shared_account_key(name)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return ACCOUNT_ERROR;
 	}

@@ -1993,28 +1993,6 @@ redis_keepalive_async(struct store *st, char *err, size_t errlen)
 	return renewed(st, rep, 0, err, errlen);
 }
 
-/* Text of a state from the store into *s; 1 with a fresh one when there
- * is none. */
-static int
-parse_state(struct store *st, const char *name, const char *key,
-    const char *text, size_t len, int have, struct cb_state *s, char *err,
-    size_t errlen)
-{
-	char where[512];
-
-	if (!have) {
-		if (breaker_init(s, name) == -1) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		return 1;
-	}
-	snprintf(where, sizeof(where), "%s in %s", key, st->label);
-	if (state_text_check(where, text, len, err, errlen) == -1)
-		return -1;
-	return state_parse(where, text, len, name, s, err, errlen);
-}
-
 static int
 redis_load(struct store *st, struct cb_state *s, struct store_run *run,
     char *err, size_t errlen)
@@ -2025,7 +2003,7 @@ redis_load(struct store *st, struct cb_state *s, struct store_run *run,
 
 	/* Read with the lock, in the same round trip. */
 	if (r->have_fetched) {
-		rc = parse_state(st, st->name, r->key, r->fetched,
+		rc = shared_parse_state(st, st->name, r->key, r->fetched,
 		    r->fetched_len, r->fetched != NULL, s, err, errlen);
 		if (r->fetched_run != NULL && run != NULL)
 			store_run_parse(r->fetched_run, strlen(r->fetched_run),
@@ -2044,7 +2022,7 @@ redis_load(struct store *st, struct cb_state *s, struct store_run *run,
 		freeReplyObject(rep);
 		return -1;
 	}
-	rc = parse_state(st, st->name, r->key, rep->element[0]->str,
+	rc = shared_parse_state(st, st->name, r->key, rep->element[0]->str,
 	    rep->element[0]->len, rep->element[0]->type == REDIS_REPLY_STRING,
 	    s, err, errlen);
 	if (rep->element[1]->type == REDIS_REPLY_STRING && run != NULL)
@@ -2195,22 +2173,12 @@ move_aside(struct store *st, const char *key, const char *prefix,
 {
 	char stamp[32];
 	redisReply *rep;
-	struct tm tm;
-	time_t t = (time_t)store_now(st);
 	int i, moved;
 
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0) {
-		snprintf(err, errlen, "%s: bad time", st->label);
+	if (shared_aside_stamp(st, stamp, sizeof(stamp), err, errlen) == -1)
 		return -1;
-	}
 	for (i = 0; i < 1000; i++) {
-		if (i == 0)
-			snprintf(newname, newlen, "%s%s:%s", prefix, name,
-			    stamp);
-		else
-			snprintf(newname, newlen, "%s%s:%s.%d", prefix, name,
-			    stamp, i);
+		shared_aside_name(newname, newlen, prefix, name, stamp, i);
 		/* NX: two resets in one second keep both pieces of
 		 * evidence. */
 		if ((rep = callv(st, err, errlen, 3, "RENAMENX", key,
@@ -2232,12 +2200,6 @@ redis_move_aside(struct store *st, char *newname, size_t newlen, char *err,
 {
 	return move_aside(st, st->r->key, "cbexec:corrupt:", st->name,
 	    newname, newlen, err, errlen);
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The names after prefix of the keys that start with it, sorted. */
@@ -2286,7 +2248,7 @@ list_keys(struct store *st, const char *prefix, char ***names, size_t *n,
 		freeReplyObject(rep);
 	} while (strcmp(cursor, "0") != 0);
 	if (*n > 0)
-		qsort(v, *n, sizeof(*v), by_name);
+		qsort(v, *n, sizeof(*v), shared_by_name);
 	*names = v;
 	return 0;
 nomem:
@@ -2331,7 +2293,7 @@ redis_list(struct store *st, char ***names, size_t *n, char *err,
 	}
 	free(locks);
 	if (*n > m)
-		qsort(*names, *n, sizeof(**names), by_name);
+		qsort(*names, *n, sizeof(**names), shared_by_name);
 	return 0;
 }
 
@@ -2444,14 +2406,6 @@ static const char lua_account_cas[] = LUA_GEN
 "redis.call('SET', KEYS[1], ARGV[2])\n"
 "return 1\n";
 
-static char *
-account_key(const char *name)
-{
-	char *k;
-
-	return asprintf(&k, "cbexec:account:%s", name) == -1 ? NULL : k;
-}
-
 /* The account document at key into *a: 0, 1 when there is none (a CLOSED
  * gate), -1/-2 with err when corrupt. */
 static int
@@ -2486,7 +2440,7 @@ static int
 redis_account_load(struct store *st, const char *name, struct cb_account *a,
     char *err, size_t errlen)
 {
-	char *key = account_key(name);
+	char *key = shared_account_key(name);
 	int rc;
 
 	if (key == NULL) {
@@ -2516,7 +2470,7 @@ redis_account_update(struct store *st, const char *name, double wait,
 	int rc, ld, tries;
 	long long w;
 
-	if ((key = account_key(name)) == NULL) {
+	if ((key = shared_account_key(name)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return ACCOUNT_ERROR;
 	}
