@@ -182,6 +182,23 @@ const char *digest_error(void);
 int digest_hex(const void *p, size_t n, char hex[DIGEST_HEX_LEN + 1]);
 
 /*
+ * The ELF note that names a library loaded with dlopen
+ * (https://systemd.io/ELF_DLOPEN_METADATA/): section ".note.dlopen",
+ * owner "FDO", type 0x407c0c0a, and JSON, a string literal holding a JSON
+ * array of the features and their sonames.  One a file (it defines the
+ * static dlopen_note); the file includes <stdint.h>.
+ */
+#define CB_DLOPEN_NOTE(JSON)						\
+	__attribute__((used, section(".note.dlopen")))			\
+	_Alignas(4) static const struct {				\
+		uint32_t n_namesz, n_descsz, n_type;			\
+		char name[4];						\
+		_Alignas(4) char json[sizeof(JSON)];			\
+	} dlopen_note = {						\
+		4, sizeof(JSON), 0x407c0c0a, "FDO", JSON		\
+	}
+
+/*
  * UTF-8 (utf8.c).  A malloc'd copy of p[0..n) that is valid UTF-8: NUL
  * bytes dropped, invalid sequences replaced by U+FFFD.
  */

@@ -56,25 +56,19 @@
 
 #include "core.h"
 #include "http.h"
+#include "tls.h"
 
 /* libcurl's soname: the same since 7.16 (CURL_SONAME overrides). */
 #ifndef CURL_SONAME
 #define CURL_SONAME "libcurl.so.4"
 #endif
 
-/* The ELF dlopen note: "FDO", type 0x407c0c0a, a JSON array. */
+/* The ELF dlopen note (CB_DLOPEN_NOTE): a JSON array. */
 #define DLOPEN_JSON "[{\"feature\":\"etcd\",\"description\":" \
 	"\"the etcd store (--store etcd://, etcds://)\"," \
 	"\"priority\":\"recommended\",\"soname\":[\"" CURL_SONAME "\"]}]"
 
-__attribute__((used, section(".note.dlopen")))
-_Alignas(4) static const struct {
-	uint32_t n_namesz, n_descsz, n_type;
-	char name[4];
-	_Alignas(4) char json[sizeof(DLOPEN_JSON)];
-} dlopen_note = {
-	4, sizeof(DLOPEN_JSON), 0x407c0c0a, "FDO", DLOPEN_JSON
-};
+CB_DLOPEN_NOTE(DLOPEN_JSON);
 
 static struct {
 	int state;		/* 0 not tried, 1 loaded, -1 failed */
@@ -364,27 +358,6 @@ on_header(char *p, size_t size, size_t nmemb, void *userp)
 	return n;
 }
 
-/* A private key's file: ours and private, or root's and not for
- * others, as ssh wants of its keys. */
-static int
-key_private(const char *opt, const char *path, char *err, size_t errlen)
-{
-	struct stat sb;
-
-	if (stat(path, &sb) == -1) {
-		snprintf(err, errlen, "%s %s: %s", opt, path, strerror(errno));
-		return -1;
-	}
-	if ((sb.st_uid == geteuid() && (sb.st_mode & 077) == 0) ||
-	    (sb.st_uid == 0 && (sb.st_mode & 007) == 0))
-		return 0;
-	snprintf(err, errlen, "%s %s: mode %04o, owner %ld: a private key "
-	    "must be yours and private (chmod 600), or root's and not "
-	    "readable by others", opt, path, (unsigned)(sb.st_mode & 07777),
-	    (long)sb.st_uid);
-	return -1;
-}
-
 int
 http_new(struct http **hp, const char *const *endpoints, size_t n,
     const struct http_cfg *cfg, char *err, size_t errlen)
@@ -398,7 +371,7 @@ http_new(struct http **hp, const char *const *endpoints, size_t n,
 	if (cfg->key != NULL || cfg->cert != NULL) {
 		const char *key = cfg->key != NULL ? cfg->key : cfg->cert;
 
-		if (key_private(cfg->key != NULL ? "--store-key" :
+		if (tls_key_private(cfg->key != NULL ? "--store-key" :
 		    "--store-cert", key, err, errlen) == -1)
 			return -1;
 	}
