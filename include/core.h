@@ -266,6 +266,9 @@ int hex_value(int c);
 /* The four hex digits at p (a JSON \u escape's) as a number; -1 when one
  * is none (quote.c). */
 long hex4(const char *p);
+/* n bytes of s, %XX decoded, into out (NUL-terminated): 0, or -1 when an
+ * escape is bad or %00, or out (outlen bytes) is too short (quote.c). */
+int pct_decode(const char *s, size_t n, char *out, size_t outlen);
 /*
  * Files cbexec opens (file.c).  file_open: open(2) with O_CLOEXEC and
  * O_NONBLOCK, without following a final symbolic link unless follow,

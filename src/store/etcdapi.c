@@ -49,32 +49,6 @@
 
 /* ---- the URL ---- */
 
-/* Copy n bytes of s into out, %XX decoded; -1 when bad or too long. */
-static int
-pct_copy(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < n; i++) {
-		int c = (unsigned char)s[i];
-
-		if (c == '%') {
-			if (i + 2 >= n + 0 || hex_value(s[i + 1]) < 0 ||
-			    hex_value(s[i + 2]) < 0)
-				return -1;
-			c = hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]);
-			i += 2;
-			if (c == 0)
-				return -1;
-		}
-		if (o + 1 >= outlen)
-			return -1;
-		out[o++] = (char)c;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 /* The scheme's length (8 or 9), or 0 when it is not etcd's. */
 static size_t
 scheme(const char *url, int *tls)
@@ -198,14 +172,14 @@ etcd_url_parse(const char *url, struct etcd_url *u, const char **why)
 		const char *colon = memchr(p, ':', (size_t)(at - p));
 		const char *ue = colon != NULL ? colon : at;
 
-		if (ue == p || pct_copy(p, (size_t)(ue - p), u->user,
+		if (ue == p || pct_decode(p, (size_t)(ue - p), u->user,
 		    sizeof(u->user)) == -1) {
 			*why = "bad user name (etcd://USER@host or "
 			    "etcd://USER:PASSWORD@host)";
 			return -1;
 		}
 		if (colon != NULL) {
-			if (pct_copy(colon + 1, (size_t)(at - colon - 1),
+			if (pct_decode(colon + 1, (size_t)(at - colon - 1),
 			    u->pass, sizeof(u->pass)) == -1) {
 				*why = "bad password";
 				return -1;

@@ -155,32 +155,6 @@ struct store_redis {
 
 /* ---- the URL ---- */
 
-/* Copy n bytes of s into out, %XX decoded; -1 when bad or too long. */
-static int
-pct_copy(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < n; i++) {
-		int c = (unsigned char)s[i];
-
-		if (c == '%') {
-			if (i + 2 >= n || hex_value(s[i + 1]) < 0 ||
-			    hex_value(s[i + 2]) < 0)
-				return -1;
-			c = hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]);
-			i += 2;
-			if (c == 0)
-				return -1;
-		}
-		if (o + 1 >= outlen)
-			return -1;
-		out[o++] = (char)c;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 /* A database number: digits only, at most 1000000. */
 static int
 parse_db(const char *s, size_t n, long *db)
@@ -230,7 +204,7 @@ url_parse(const char *url, struct url *u, const char **why)
 		}
 		q = strchr(p, '?');
 		n = q != NULL ? (size_t)(q - p) : strlen(p);
-		if (n <= 1 || pct_copy(p, n, u->path, sizeof(u->path)) == -1) {
+		if (n <= 1 || pct_decode(p, n, u->path, sizeof(u->path)) == -1) {
 			*why = "bad socket path";
 			return -1;
 		}
@@ -259,9 +233,9 @@ url_parse(const char *url, struct url *u, const char **why)
 			    ":password@)";
 			return -1;
 		}
-		if (pct_copy(p, (size_t)((colon != NULL ? colon : at) - p),
+		if (pct_decode(p, (size_t)((colon != NULL ? colon : at) - p),
 		    u->user, sizeof(u->user)) == -1 || (colon != NULL &&
-		    pct_copy(colon + 1, (size_t)(at - colon - 1), u->pass,
+		    pct_decode(colon + 1, (size_t)(at - colon - 1), u->pass,
 		    sizeof(u->pass)) == -1)) {
 			*why = "bad user or password";
 			return -1;
