@@ -332,29 +332,44 @@ keep_fetched(struct store_etcd *e, const struct etcd_resp *state,
 	return 0;
 }
 
+/* Keys a and b (with b_only, whether b is there and not its value) in
+ * one read: 0 with their answers in *res (the caller frees it), else
+ * failed()'s -1 or -3 with err. */
+static int
+read_two(struct store *st, const char *a, const char *b, int b_only,
+    struct etcd_txn_res *res, char *err, size_t errlen)
+{
+	struct etcd_op ops[2];
+	int rc;
+
+	memset(ops, 0, sizeof(ops));
+	ops[0].kind = ops[1].kind = ETCD_RANGE;
+	ops[0].key = a;
+	ops[1].key = b;
+	ops[1].keys_only = b_only;
+	if ((rc = etcd_txn(E(st)->c, NULL, 0, ops, 2, NULL, 0, 0, res, err,
+	    errlen)) != 0)
+		return failed(st, rc);
+	tick(st);
+	if (res->nresp != 2) {
+		etcd_txn_res_free(res);
+		snprintf(err, errlen, "store %s: unexpected answer to a read",
+		    st->label);
+		return -1;
+	}
+	return 0;
+}
+
 /* A read of the circuit's state and start record, in one step. */
 static int
 read_state(struct store *st, char *err, size_t errlen)
 {
 	struct store_etcd *e = E(st);
-	struct etcd_op ops[2];
 	struct etcd_txn_res res;
 	int rc;
 
-	memset(ops, 0, sizeof(ops));
-	ops[0].kind = ops[1].kind = ETCD_RANGE;
-	ops[0].key = e->key;
-	ops[1].key = e->run;
-	if ((rc = etcd_txn(e->c, NULL, 0, ops, 2, NULL, 0, 0, &res, err,
-	    errlen)) != 0)
-		return failed(st, rc);
-	tick(st);
-	if (res.nresp != 2) {
-		etcd_txn_res_free(&res);
-		snprintf(err, errlen, "store %s: unexpected answer to a read",
-		    st->label);
-		return -1;
-	}
+	if ((rc = read_two(st, e->key, e->run, 0, &res, err, errlen)) != 0)
+		return rc;
 	keep_fetched(e, &res.resp[0], &res.resp[1]);
 	etcd_txn_res_free(&res);
 	return 0;
@@ -1021,7 +1036,6 @@ static int
 etcd_get_json(struct store *st, const char *name, struct cb_state *s,
     cJSON **j, char *err, size_t errlen)
 {
-	struct etcd_op ops[2];
 	struct etcd_txn_res res;
 	const struct etcd_kv *sk, *lk;
 	char *key = NULL, *lock = NULL, where[512];
@@ -1037,24 +1051,8 @@ etcd_get_json(struct store *st, const char *name, struct cb_state *s,
 	snprintf(where, sizeof(where), "%s in %s", key, st->label);
 	/* The state, and its lock (a first run going on has no state yet),
 	 * in one read. */
-	memset(ops, 0, sizeof(ops));
-	ops[0].kind = ops[1].kind = ETCD_RANGE;
-	ops[0].key = key;
-	ops[1].key = lock;
-	ops[1].keys_only = 1;
-	if ((rc = etcd_txn(E(st)->c, NULL, 0, ops, 2, NULL, 0, 0, &res, err,
-	    errlen)) != 0) {
-		(void)failed(st, rc);
-		rc = -1;
+	if (read_two(st, key, lock, 1, &res, err, errlen) != 0)
 		goto out;
-	}
-	tick(st);
-	rc = -1;
-	if (res.nresp != 2) {
-		snprintf(err, errlen, "store %s: unexpected answer to a read",
-		    st->label);
-		goto done;
-	}
 	sk = res.resp[0].nkvs > 0 ? &res.resp[0].kvs[0] : NULL;
 	lk = res.resp[1].nkvs > 0 ? &res.resp[1].kvs[0] : NULL;
 	if (sk == NULL) {
@@ -1089,7 +1087,6 @@ static int
 etcd_holder(struct store *st, const char *name, struct store_holder *h,
     char *err, size_t errlen)
 {
-	struct etcd_op ops[2];
 	struct etcd_txn_res res;
 	const struct etcd_kv *lk, *rk;
 	char *lock = NULL, *rec = NULL;
@@ -1103,23 +1100,8 @@ etcd_holder(struct store *st, const char *name, struct store_holder *h,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	memset(ops, 0, sizeof(ops));
-	ops[0].kind = ops[1].kind = ETCD_RANGE;
-	ops[0].key = lock;
-	ops[1].key = rec;
-	if ((rc = etcd_txn(E(st)->c, NULL, 0, ops, 2, NULL, 0, 0, &res, err,
-	    errlen)) != 0) {
-		(void)failed(st, rc);
-		rc = -1;
+	if (read_two(st, lock, rec, 0, &res, err, errlen) != 0)
 		goto out;
-	}
-	tick(st);
-	rc = -1;
-	if (res.nresp != 2) {
-		snprintf(err, errlen, "store %s: unexpected answer to a read",
-		    st->label);
-		goto done;
-	}
 	lk = res.resp[0].nkvs > 0 ? &res.resp[0].kvs[0] : NULL;
 	rk = res.resp[1].nkvs > 0 ? &res.resp[1].kvs[0] : NULL;
 	if (rk != NULL)
@@ -1130,7 +1112,6 @@ etcd_holder(struct store *st, const char *name, struct store_holder *h,
 		h->pid = h->run.pid;
 	}
 	rc = 0;
-done:
 	etcd_txn_res_free(&res);
 out:
 	free(lock);

@@ -980,6 +980,24 @@ id_json(const char *name, long long v, const char *name2, long long v2)
 	return asprintf(&s, "{\"%s\":\"%lld\"}", name, v) == -1 ? NULL : s;
 }
 
+/* A lease request to path whose body is id_json()'s: call()'s answer. */
+static int
+call_ids(struct etcd *e, const char *path, const char *name, long long v,
+    const char *name2, long long v2, double deadline, struct http_reply *rep,
+    char *err, size_t errlen)
+{
+	char *body;
+	int rc;
+
+	if ((body = id_json(name, v, name2, v2)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = call(e, path, body, 65536, deadline, rep, err, errlen);
+	free(body);
+	return rc;
+}
+
 /* An answer's top object, or NULL with err. */
 static cJSON *
 answer(struct etcd *e, const struct http_reply *rep, const char *what,
@@ -1001,18 +1019,11 @@ etcd_grant(struct etcd *e, long long ttl, double deadline, long long *id,
     long long *granted, double *sent, char *err, size_t errlen)
 {
 	struct http_reply rep;
-	char *body;
 	cJSON *j;
 	int rc;
 
-	if ((body = id_json("TTL", ttl, "ID", 0)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = call(e, "/v3/lease/grant", body, 65536, deadline, &rep, err,
-	    errlen);
-	free(body);
-	if (rc != 0)
+	if ((rc = call_ids(e, "/v3/lease/grant", "TTL", ttl, "ID", 0,
+	    deadline, &rep, err, errlen)) != 0)
 		return rc;
 	*sent = rep.sent;
 	j = answer(e, &rep, "a lease grant", err, errlen);
@@ -1062,17 +1073,10 @@ etcd_keepalive(struct etcd *e, long long id, double deadline,
     long long *ttl, double *sent, char *err, size_t errlen)
 {
 	struct http_reply rep;
-	char *body;
 	int rc;
 
-	if ((body = id_json("ID", id, NULL, 0)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = call(e, "/v3/lease/keepalive", body, 65536, deadline, &rep, err,
-	    errlen);
-	free(body);
-	if (rc != 0)
+	if ((rc = call_ids(e, "/v3/lease/keepalive", "ID", id, NULL, 0,
+	    deadline, &rep, err, errlen)) != 0)
 		return rc;
 	return kept(e, &rep, ttl, sent, err, errlen);
 }
@@ -1199,16 +1203,10 @@ etcd_revoke(struct etcd *e, long long id, double deadline, char *err,
     size_t errlen)
 {
 	struct http_reply rep;
-	char *body;
 	int rc;
 
-	if ((body = id_json("ID", id, NULL, 0)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = call(e, "/v3/lease/revoke", body, 65536, deadline, &rep, err,
-	    errlen);
-	free(body);
+	rc = call_ids(e, "/v3/lease/revoke", "ID", id, NULL, 0, deadline, &rep,
+	    err, errlen);
 	if (rc == 0)
 		http_reply_free(&rep);
 	return rc;
