@@ -133,6 +133,9 @@ int exit_remap(const int as[CB_EXIT_ROWS], int code);
  * monotonic time for every deadline and duration. */
 double wall_now(void);		/* CLOCK_REALTIME, epoch seconds */
 double mono_now(void);		/* CLOCK_MONOTONIC */
+/* What is left until deadline (mono_now()'s clock) as poll(2)
+ * milliseconds: at least 1 while anything is, 0 when nothing is. */
+int mono_ms_left(double deadline);
 
 /* UTC ISO-8601 with milliseconds: 2026-11-22T01:02:03.456Z. */
 char *iso8601(double t, char *buf, size_t len);

@@ -628,8 +628,8 @@ etcd_load(struct store *st, struct cb_state *s, struct store_run *run,
 	if (!e->have_fetched && (rc = read_state(st, err, errlen)) != 0)
 		return rc;
 	e->mod = e->fetched_mod;
-	rc = shared_parse_state(st, st->name, e->key, e->fetched, e->fetched_len,
-	    e->fetched != NULL, s, err, errlen);
+	rc = shared_parse_state(st, st->name, e->key, e->fetched,
+	    e->fetched_len, e->fetched != NULL, s, err, errlen);
 	if (e->fetched_run != NULL && run != NULL)
 		store_run_parse(e->fetched_run, strlen(e->fetched_run), run);
 	drop_fetched(e);

@@ -459,17 +459,6 @@ http_reply_free(struct http_reply *rep)
 	rep->body = NULL;
 }
 
-/* Milliseconds from now to t (mono), at least 1 while any is left. */
-static long
-ms_to(double t)
-{
-	double left = (t - mono_now()) * 1000;
-
-	if (left <= 0)
-		return 0;
-	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (long)left;
-}
-
 /* Start an attempt on the next endpoint not tried: 1, or HTTP_FAIL with
  * err when none is left or no time is. */
 static int
@@ -734,9 +723,9 @@ http_step(struct http *h, int wait, struct http_reply *rep, char *err,
 			finish(h);
 			return HTTP_FAIL;
 		}
-		ms = wait ? ms_to(h->deadline) : 0;
-		if (h->timer_at > 0 && ms_to(h->timer_at) < ms)
-			ms = ms_to(h->timer_at);
+		ms = wait ? mono_ms_left(h->deadline) : 0;
+		if (h->timer_at > 0 && mono_ms_left(h->timer_at) < ms)
+			ms = mono_ms_left(h->timer_at);
 		for (i = 0; i < h->nsock; i++) {
 			pfd[i].fd = h->sock[i].fd;
 			pfd[i].events = (h->sock[i].what & CURL_POLL_IN ?

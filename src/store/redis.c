@@ -204,7 +204,8 @@ url_parse(const char *url, struct url *u, const char **why)
 		}
 		q = strchr(p, '?');
 		n = q != NULL ? (size_t)(q - p) : strlen(p);
-		if (n <= 1 || pct_decode(p, n, u->path, sizeof(u->path)) == -1) {
+		if (n <= 1 ||
+		    pct_decode(p, n, u->path, sizeof(u->path)) == -1) {
 			*why = "bad socket path";
 			return -1;
 		}
@@ -367,18 +368,6 @@ redis_password(const char *url, size_t *off, size_t *len)
 
 /* ---- the connection: every step by a deadline (mono_now() clock) ---- */
 
-/* What is left of deadline as poll(2) milliseconds: at least 1 while
- * anything is, 0 when nothing is. */
-static int
-ms_left(double deadline)
-{
-	double left = (deadline - mono_now()) * 1000;
-
-	if (left <= 0)
-		return 0;
-	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
-}
-
 /* Forget the connection: after a timeout or an interrupt its next bytes
  * would be the answer to a question nobody asks any more.  What it held
  * to write (an AUTH, a state) is wiped. */
@@ -452,7 +441,7 @@ resolve(struct store *st, const struct url *u, double deadline,
 	}
 	/* In slices, so that a held operator signal is seen. */
 	while ((rc = gai_error(&l->req)) == EAI_INPROGRESS &&
-	    (ms = ms_left(deadline)) > 0) {
+	    (ms = mono_ms_left(deadline)) > 0) {
 		if (ms > 100)
 			ms = 100;
 		ts.tv_sec = 0;
@@ -513,7 +502,7 @@ dial_one(int family, const struct sockaddr *addr, socklen_t len,
 		pfd.events = POLLOUT;
 		for (;;) {
 			pfd.revents = 0;
-			if ((n = ms_left(deadline)) == 0) {
+			if ((n = mono_ms_left(deadline)) == 0) {
 				errno = ETIMEDOUT;
 				goto fail;
 			}
@@ -574,7 +563,7 @@ handshake(struct store *st, double deadline, char *err, size_t errlen)
 			st->refused = 1;
 			return -1;
 		}
-		if ((n = ms_left(deadline)) == 0) {
+		if ((n = mono_ms_left(deadline)) == 0) {
 			snprintf(err, errlen, "store %s: no TLS handshake within "
 			    "--store-timeout (not a TLS port?)", st->label);
 			return -1;
@@ -812,7 +801,7 @@ flush(struct store *st, double deadline, int *broken, char *err,
 			return -1;
 		}
 		/* the socket's buffer is full: wait till it drains */
-		if ((n = ms_left(deadline)) == 0) {
+		if ((n = mono_ms_left(deadline)) == 0) {
 			snprintf(err, errlen, "store %s: no answer within "
 			    "--store-timeout", st->label);
 			drop(r);
@@ -901,7 +890,7 @@ take(struct store *st, double deadline, int wait, int *broken,
 			drop(r);
 			return NULL;
 		}
-		if ((n = ms_left(deadline)) == 0)
+		if ((n = mono_ms_left(deadline)) == 0)
 			goto late;
 		if (!wait) {
 			*pending = 1;
@@ -1132,7 +1121,8 @@ call(struct store *st, int argc, const char **argv, const size_t *lens,
 			return NULL;
 		rep = exchange(st, deadline, wait, argc, argv, lens, &broken,
 		    err, errlen);
-		if (rep != NULL || !broken || !again || ms_left(deadline) == 0)
+		if (rep != NULL || !broken || !again ||
+		    mono_ms_left(deadline) == 0)
 			return rep;
 	}
 	return rep;
@@ -1941,7 +1931,7 @@ renew_start(struct store *st, int again, char *err, size_t errlen)
 		return -1;
 	}
 	if (flush(st, deadline, &broken, err, errlen) == -1)
-		return broken && again && ms_left(deadline) > 0 ?
+		return broken && again && mono_ms_left(deadline) > 0 ?
 		    renew_start(st, 0, err, errlen) : -1;
 	r->pending = again ? 2 : 1;
 	r->pend_until = deadline;
@@ -1962,7 +1952,7 @@ redis_keepalive_async(struct store *st, char *err, size_t errlen)
 	again = r->pending == 2;
 	r->pending = 0;
 	if (rc == -1)
-		return broken && again && ms_left(r->pend_until) > 0 ?
+		return broken && again && mono_ms_left(r->pend_until) > 0 ?
 		    renew_start(st, 0, err, errlen) : -1;
 	return renewed(st, rep, 0, err, errlen);
 }
