@@ -133,6 +133,9 @@ int exit_remap(const int as[CB_EXIT_ROWS], int code);
  * monotonic time for every deadline and duration. */
 double wall_now(void);		/* CLOCK_REALTIME, epoch seconds */
 double mono_now(void);		/* CLOCK_MONOTONIC */
+/* What is left until deadline (mono_now()'s clock) as poll(2)
+ * milliseconds: at least 1 while anything is, 0 when nothing is. */
+int mono_ms_left(double deadline);
 
 /* UTC ISO-8601 with milliseconds: 2026-11-22T01:02:03.456Z. */
 char *iso8601(double t, char *buf, size_t len);
@@ -180,6 +183,23 @@ const char *digest_error(void);
 
 /* One-shot helper. */
 int digest_hex(const void *p, size_t n, char hex[DIGEST_HEX_LEN + 1]);
+
+/*
+ * The ELF note that names a library loaded with dlopen
+ * (https://systemd.io/ELF_DLOPEN_METADATA/): section ".note.dlopen",
+ * owner "FDO", type 0x407c0c0a, and JSON, a string literal holding a JSON
+ * array of the features and their sonames.  One a file (it defines the
+ * static dlopen_note); the file includes <stdint.h>.
+ */
+#define CB_DLOPEN_NOTE(JSON)						\
+	__attribute__((used, section(".note.dlopen")))			\
+	_Alignas(4) static const struct {				\
+		uint32_t n_namesz, n_descsz, n_type;			\
+		char name[4];						\
+		_Alignas(4) char json[sizeof(JSON)];			\
+	} dlopen_note = {						\
+		4, sizeof(JSON), 0x407c0c0a, "FDO", JSON		\
+	}
 
 /*
  * UTF-8 (utf8.c).  A malloc'd copy of p[0..n) that is valid UTF-8: NUL
@@ -249,6 +269,9 @@ int hex_value(int c);
 /* The four hex digits at p (a JSON \u escape's) as a number; -1 when one
  * is none (quote.c). */
 long hex4(const char *p);
+/* n bytes of s, %XX decoded, into out (NUL-terminated): 0, or -1 when an
+ * escape is bad or %00, or out (outlen bytes) is too short (quote.c). */
+int pct_decode(const char *s, size_t n, char *out, size_t outlen);
 /*
  * Files cbexec opens (file.c).  file_open: open(2) with O_CLOEXEC and
  * O_NONBLOCK, without following a final symbolic link unless follow,

@@ -11,6 +11,7 @@
  * is refused, not normalised), and no year before 1970: a negative time
  * stands for "unset" in the state and would be written back as null.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -194,4 +195,14 @@ mono_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int
+mono_ms_left(double deadline)
+{
+	double left = (deadline - mono_now()) * 1000;
+
+	if (left <= 0)
+		return 0;
+	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
 }

@@ -50,19 +50,12 @@
 #endif
 #endif
 
-/* The ELF dlopen note: "FDO", type 0x407c0c0a, a JSON array. */
+/* The ELF dlopen note (CB_DLOPEN_NOTE): a JSON array. */
 #define DLOPEN_JSON "[{\"feature\":\"sha256\",\"description\":" \
 	"\"SHA-256 of error and progress fingerprints\"," \
 	"\"priority\":\"required\",\"soname\":[\"" CRYPTO_SONAME "\"]}]"
 
-__attribute__((used, section(".note.dlopen")))
-_Alignas(4) static const struct {
-	uint32_t n_namesz, n_descsz, n_type;
-	char name[4];
-	_Alignas(4) char json[sizeof(DLOPEN_JSON)];
-} dlopen_note = {
-	4, sizeof(DLOPEN_JSON), 0x407c0c0a, "FDO", DLOPEN_JSON
-};
+CB_DLOPEN_NOTE(DLOPEN_JSON);
 
 /* Room for a SHA256_CTX (112 bytes in OpenSSL 1.1 and 3), kept opaque:
  * the functions are reached through dlsym, whatever the header hides. */

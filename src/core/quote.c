@@ -93,6 +93,31 @@ hex_value(int c)
 	return -1;
 }
 
+int
+pct_decode(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		int c = (unsigned char)s[i];
+
+		if (c == '%') {
+			if (i + 2 >= n || hex_value(s[i + 1]) < 0 ||
+			    hex_value(s[i + 2]) < 0)
+				return -1;
+			c = hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]);
+			i += 2;
+			if (c == 0)
+				return -1;
+		}
+		if (o + 1 >= outlen)
+			return -1;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
 long
 hex4(const char *p)
 {

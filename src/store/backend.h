@@ -135,6 +135,27 @@ int store_run_parse(const char *buf, size_t len, struct store_run *run);
  * was never saved (a later save moved the generation on). */
 int store_run_pending(const struct store_run *run, const struct cb_state *s);
 
+/* ---- what the shared stores have in common (shared.c) ---- */
+
+/* The text of a state read from key (len bytes, NUL after them) into *s
+ * (uninitialised), for messages "KEY in LABEL": 0, or -1 with err as
+ * state_parse(); without have (no such key) a fresh state: 1. */
+int shared_parse_state(struct store *st, const char *name, const char *key,
+    const char *text, size_t len, int have, struct cb_state *s, char *err,
+    size_t errlen);
+/* qsort's order of names (char *): strcmp's. */
+int shared_by_name(const void *a, const void *b);
+/* "cbexec:account:NAME" (malloc'd), or NULL. */
+char *shared_account_key(const char *name);
+/* The store's time (store_now()) as YYYYmmddTHHMMSSZ into stamp: 0, or
+ * -1 with "LABEL: bad time" in err. */
+int shared_aside_stamp(const struct store *st, char *stamp, size_t len,
+    char *err, size_t errlen);
+/* The name of try i of moving a corrupt document aside: PREFIX NAME:STAMP,
+ * ".I" added after the first. */
+void shared_aside_name(char *newname, size_t newlen, const char *prefix,
+    const char *name, const char *stamp, int i);
+
 /* ---- the state file (state.c, statesave.c) ---- */
 
 /*

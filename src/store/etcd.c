@@ -332,29 +332,44 @@ keep_fetched(struct store_etcd *e, const struct etcd_resp *state,
 	return 0;
 }
 
+/* Keys a and b (with b_only, whether b is there and not its value) in
+ * one read: 0 with their answers in *res (the caller frees it), else
+ * failed()'s -1 or -3 with err. */
+static int
+read_two(struct store *st, const char *a, const char *b, int b_only,
+    struct etcd_txn_res *res, char *err, size_t errlen)
+{
+	struct etcd_op ops[2];
+	int rc;
+
+	memset(ops, 0, sizeof(ops));
+	ops[0].kind = ops[1].kind = ETCD_RANGE;
+	ops[0].key = a;
+	ops[1].key = b;
+	ops[1].keys_only = b_only;
+	if ((rc = etcd_txn(E(st)->c, NULL, 0, ops, 2, NULL, 0, 0, res, err,
+	    errlen)) != 0)
+		return failed(st, rc);
+	tick(st);
+	if (res->nresp != 2) {
+		etcd_txn_res_free(res);
+		snprintf(err, errlen, "store %s: unexpected answer to a read",
+		    st->label);
+		return -1;
+	}
+	return 0;
+}
+
 /* A read of the circuit's state and start record, in one step. */
 static int
 read_state(struct store *st, char *err, size_t errlen)
 {
 	struct store_etcd *e = E(st);
-	struct etcd_op ops[2];
 	struct etcd_txn_res res;
 	int rc;
 
-	memset(ops, 0, sizeof(ops));
-	ops[0].kind = ops[1].kind = ETCD_RANGE;
-	ops[0].key = e->key;
-	ops[1].key = e->run;
-	if ((rc = etcd_txn(e->c, NULL, 0, ops, 2, NULL, 0, 0, &res, err,
-	    errlen)) != 0)
-		return failed(st, rc);
-	tick(st);
-	if (res.nresp != 2) {
-		etcd_txn_res_free(&res);
-		snprintf(err, errlen, "store %s: unexpected answer to a read",
-		    st->label);
-		return -1;
-	}
+	if ((rc = read_two(st, e->key, e->run, 0, &res, err, errlen)) != 0)
+		return rc;
 	keep_fetched(e, &res.resp[0], &res.resp[1]);
 	etcd_txn_res_free(&res);
 	return 0;
@@ -601,28 +616,6 @@ settle(struct store *st)
 		(void)renewed(st, ttl, sent, err, sizeof(err));
 }
 
-/* Text of a state from the store into *s; 1 with a fresh one when there
- * is none. */
-static int
-parse_state(struct store *st, const char *name, const char *key,
-    const char *text, size_t len, int have, struct cb_state *s, char *err,
-    size_t errlen)
-{
-	char where[512];
-
-	if (!have) {
-		if (breaker_init(s, name) == -1) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		return 1;
-	}
-	snprintf(where, sizeof(where), "%s in %s", key, st->label);
-	if (state_text_check(where, text, len, err, errlen) == -1)
-		return -1;
-	return state_parse(where, text, len, name, s, err, errlen);
-}
-
 static int
 etcd_load(struct store *st, struct cb_state *s, struct store_run *run,
     char *err, size_t errlen)
@@ -635,8 +628,8 @@ etcd_load(struct store *st, struct cb_state *s, struct store_run *run,
 	if (!e->have_fetched && (rc = read_state(st, err, errlen)) != 0)
 		return rc;
 	e->mod = e->fetched_mod;
-	rc = parse_state(st, st->name, e->key, e->fetched, e->fetched_len,
-	    e->fetched != NULL, s, err, errlen);
+	rc = shared_parse_state(st, st->name, e->key, e->fetched,
+	    e->fetched_len, e->fetched != NULL, s, err, errlen);
 	if (e->fetched_run != NULL && run != NULL)
 		store_run_parse(e->fetched_run, strlen(e->fetched_run), run);
 	drop_fetched(e);
@@ -831,16 +824,11 @@ move_aside(struct store *st, const char *key, const char *prefix,
 	struct etcd_txn_res res;
 	struct etcd_resp cur;
 	char stamp[32];
-	struct tm tm;
-	time_t t = (time_t)store_now(st);
 	int i, rc, moved, taken;
 
 	settle(st);
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0) {
-		snprintf(err, errlen, "%s: bad time", st->label);
+	if (shared_aside_stamp(st, stamp, sizeof(stamp), err, errlen) == -1)
 		return -1;
-	}
 	memset(&rd, 0, sizeof(rd));
 	rd.kind = ETCD_RANGE;
 	rd.key = key;
@@ -853,12 +841,7 @@ move_aside(struct store *st, const char *key, const char *prefix,
 			    key);
 			return -1;
 		}
-		if (i == 0)
-			snprintf(newname, newlen, "%s%s:%s", prefix, name,
-			    stamp);
-		else
-			snprintf(newname, newlen, "%s%s:%s.%d", prefix, name,
-			    stamp, i);
+		shared_aside_name(newname, newlen, prefix, name, stamp, i);
 		memset(cmp, 0, sizeof(cmp));
 		memset(ok, 0, sizeof(ok));
 		memset(fail, 0, sizeof(fail));
@@ -908,12 +891,6 @@ etcd_move_aside(struct store *st, char *newname, size_t newlen, char *err,
 	if (rc == 0)
 		E(st)->mod = 0;
 	return rc;
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The names after prefix of the keys that start with it -- and, with
@@ -969,7 +946,7 @@ list_keys(struct store *st, const char *prefix, const char *also,
 	}
 	etcd_txn_res_free(&res);
 	if (*n > 1) {
-		qsort(v, *n, sizeof(*v), by_name);
+		qsort(v, *n, sizeof(*v), shared_by_name);
 		for (i = k = 1; i < *n; i++) {
 			if (strcmp(v[i], v[k - 1]) == 0)
 				free(v[i]);
@@ -1059,7 +1036,6 @@ static int
 etcd_get_json(struct store *st, const char *name, struct cb_state *s,
     cJSON **j, char *err, size_t errlen)
 {
-	struct etcd_op ops[2];
 	struct etcd_txn_res res;
 	const struct etcd_kv *sk, *lk;
 	char *key = NULL, *lock = NULL, where[512];
@@ -1075,24 +1051,8 @@ etcd_get_json(struct store *st, const char *name, struct cb_state *s,
 	snprintf(where, sizeof(where), "%s in %s", key, st->label);
 	/* The state, and its lock (a first run going on has no state yet),
 	 * in one read. */
-	memset(ops, 0, sizeof(ops));
-	ops[0].kind = ops[1].kind = ETCD_RANGE;
-	ops[0].key = key;
-	ops[1].key = lock;
-	ops[1].keys_only = 1;
-	if ((rc = etcd_txn(E(st)->c, NULL, 0, ops, 2, NULL, 0, 0, &res, err,
-	    errlen)) != 0) {
-		(void)failed(st, rc);
-		rc = -1;
+	if (read_two(st, key, lock, 1, &res, err, errlen) != 0)
 		goto out;
-	}
-	tick(st);
-	rc = -1;
-	if (res.nresp != 2) {
-		snprintf(err, errlen, "store %s: unexpected answer to a read",
-		    st->label);
-		goto done;
-	}
 	sk = res.resp[0].nkvs > 0 ? &res.resp[0].kvs[0] : NULL;
 	lk = res.resp[1].nkvs > 0 ? &res.resp[1].kvs[0] : NULL;
 	if (sk == NULL) {
@@ -1127,7 +1087,6 @@ static int
 etcd_holder(struct store *st, const char *name, struct store_holder *h,
     char *err, size_t errlen)
 {
-	struct etcd_op ops[2];
 	struct etcd_txn_res res;
 	const struct etcd_kv *lk, *rk;
 	char *lock = NULL, *rec = NULL;
@@ -1141,23 +1100,8 @@ etcd_holder(struct store *st, const char *name, struct store_holder *h,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	memset(ops, 0, sizeof(ops));
-	ops[0].kind = ops[1].kind = ETCD_RANGE;
-	ops[0].key = lock;
-	ops[1].key = rec;
-	if ((rc = etcd_txn(E(st)->c, NULL, 0, ops, 2, NULL, 0, 0, &res, err,
-	    errlen)) != 0) {
-		(void)failed(st, rc);
-		rc = -1;
+	if (read_two(st, lock, rec, 0, &res, err, errlen) != 0)
 		goto out;
-	}
-	tick(st);
-	rc = -1;
-	if (res.nresp != 2) {
-		snprintf(err, errlen, "store %s: unexpected answer to a read",
-		    st->label);
-		goto done;
-	}
 	lk = res.resp[0].nkvs > 0 ? &res.resp[0].kvs[0] : NULL;
 	rk = res.resp[1].nkvs > 0 ? &res.resp[1].kvs[0] : NULL;
 	if (rk != NULL)
@@ -1168,7 +1112,6 @@ etcd_holder(struct store *st, const char *name, struct store_holder *h,
 		h->pid = h->run.pid;
 	}
 	rc = 0;
-done:
 	etcd_txn_res_free(&res);
 out:
 	free(lock);
@@ -1177,14 +1120,6 @@ out:
 }
 
 /* ---- accounts (SPEC §9, --account) ---- */
-
-static char *
-account_key(const char *name)
-{
-	char *k;
-
-	return asprintf(&k, "cbexec:account:%s", name) == -1 ? NULL : k;
-}
 
 /* The account document at key into *a, its revision into *mod: 0, 1 when
  * there is none (a CLOSED gate), -1/-2 with err when corrupt or the store
@@ -1223,7 +1158,7 @@ static int
 etcd_account_load(struct store *st, const char *name, struct cb_account *a,
     char *err, size_t errlen)
 {
-	char *key = account_key(name);
+	char *key = shared_account_key(name);
 	long long mod;
 	int rc, unread;
 
@@ -1257,7 +1192,7 @@ etcd_account_update(struct store *st, const char *name, double wait,
 	long long mod = 0;
 	int rc, ld, tries, unread, w;
 
-	if ((key = account_key(name)) == NULL) {
+	if ((key = shared_account_key(name)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return ACCOUNT_ERROR;
 	}

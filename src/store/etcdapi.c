@@ -49,32 +49,6 @@
 
 /* ---- the URL ---- */
 
-/* Copy n bytes of s into out, %XX decoded; -1 when bad or too long. */
-static int
-pct_copy(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < n; i++) {
-		int c = (unsigned char)s[i];
-
-		if (c == '%') {
-			if (i + 2 >= n + 0 || hex_value(s[i + 1]) < 0 ||
-			    hex_value(s[i + 2]) < 0)
-				return -1;
-			c = hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]);
-			i += 2;
-			if (c == 0)
-				return -1;
-		}
-		if (o + 1 >= outlen)
-			return -1;
-		out[o++] = (char)c;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 /* The scheme's length (8 or 9), or 0 when it is not etcd's. */
 static size_t
 scheme(const char *url, int *tls)
@@ -198,14 +172,14 @@ etcd_url_parse(const char *url, struct etcd_url *u, const char **why)
 		const char *colon = memchr(p, ':', (size_t)(at - p));
 		const char *ue = colon != NULL ? colon : at;
 
-		if (ue == p || pct_copy(p, (size_t)(ue - p), u->user,
+		if (ue == p || pct_decode(p, (size_t)(ue - p), u->user,
 		    sizeof(u->user)) == -1) {
 			*why = "bad user name (etcd://USER@host or "
 			    "etcd://USER:PASSWORD@host)";
 			return -1;
 		}
 		if (colon != NULL) {
-			if (pct_copy(colon + 1, (size_t)(at - colon - 1),
+			if (pct_decode(colon + 1, (size_t)(at - colon - 1),
 			    u->pass, sizeof(u->pass)) == -1) {
 				*why = "bad password";
 				return -1;
@@ -1006,6 +980,24 @@ id_json(const char *name, long long v, const char *name2, long long v2)
 	return asprintf(&s, "{\"%s\":\"%lld\"}", name, v) == -1 ? NULL : s;
 }
 
+/* A lease request to path whose body is id_json()'s: call()'s answer. */
+static int
+call_ids(struct etcd *e, const char *path, const char *name, long long v,
+    const char *name2, long long v2, double deadline, struct http_reply *rep,
+    char *err, size_t errlen)
+{
+	char *body;
+	int rc;
+
+	if ((body = id_json(name, v, name2, v2)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = call(e, path, body, 65536, deadline, rep, err, errlen);
+	free(body);
+	return rc;
+}
+
 /* An answer's top object, or NULL with err. */
 static cJSON *
 answer(struct etcd *e, const struct http_reply *rep, const char *what,
@@ -1027,18 +1019,11 @@ etcd_grant(struct etcd *e, long long ttl, double deadline, long long *id,
     long long *granted, double *sent, char *err, size_t errlen)
 {
 	struct http_reply rep;
-	char *body;
 	cJSON *j;
 	int rc;
 
-	if ((body = id_json("TTL", ttl, "ID", 0)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = call(e, "/v3/lease/grant", body, 65536, deadline, &rep, err,
-	    errlen);
-	free(body);
-	if (rc != 0)
+	if ((rc = call_ids(e, "/v3/lease/grant", "TTL", ttl, "ID", 0,
+	    deadline, &rep, err, errlen)) != 0)
 		return rc;
 	*sent = rep.sent;
 	j = answer(e, &rep, "a lease grant", err, errlen);
@@ -1088,17 +1073,10 @@ etcd_keepalive(struct etcd *e, long long id, double deadline,
     long long *ttl, double *sent, char *err, size_t errlen)
 {
 	struct http_reply rep;
-	char *body;
 	int rc;
 
-	if ((body = id_json("ID", id, NULL, 0)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = call(e, "/v3/lease/keepalive", body, 65536, deadline, &rep, err,
-	    errlen);
-	free(body);
-	if (rc != 0)
+	if ((rc = call_ids(e, "/v3/lease/keepalive", "ID", id, NULL, 0,
+	    deadline, &rep, err, errlen)) != 0)
 		return rc;
 	return kept(e, &rep, ttl, sent, err, errlen);
 }
@@ -1225,16 +1203,10 @@ etcd_revoke(struct etcd *e, long long id, double deadline, char *err,
     size_t errlen)
 {
 	struct http_reply rep;
-	char *body;
 	int rc;
 
-	if ((body = id_json("ID", id, NULL, 0)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = call(e, "/v3/lease/revoke", body, 65536, deadline, &rep, err,
-	    errlen);
-	free(body);
+	rc = call_ids(e, "/v3/lease/revoke", "ID", id, NULL, 0, deadline, &rep,
+	    err, errlen);
 	if (rc == 0)
 		http_reply_free(&rep);
 	return rc;

@@ -296,12 +296,6 @@ need_dir(const struct store *st, char *err, size_t errlen)
 	return -1;
 }
 
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /*
  * The names NAME of the files NAME+suffix in the state directory, sorted:
  * never a hidden one (a save's temp file), nor a directory.  0 (none when
@@ -341,7 +335,7 @@ walk(struct store *st, const char *suffix, int missing_is_error,
 	}
 	closedir(d);
 	if (*n > 0)
-		qsort(v, *n, sizeof(*v), by_name);
+		qsort(v, *n, sizeof(*v), shared_by_name);
 	*names = v;
 	return 0;
 oom:
@@ -385,7 +379,7 @@ fs_list(struct store *st, char ***names, size_t *n, char *err,
 	}
 	free(locks);
 	if (*n > m)
-		qsort(*names, *n, sizeof(**names), by_name);
+		qsort(*names, *n, sizeof(**names), shared_by_name);
 	return 0;
 }
 

@@ -56,25 +56,19 @@
 
 #include "core.h"
 #include "http.h"
+#include "tls.h"
 
 /* libcurl's soname: the same since 7.16 (CURL_SONAME overrides). */
 #ifndef CURL_SONAME
 #define CURL_SONAME "libcurl.so.4"
 #endif
 
-/* The ELF dlopen note: "FDO", type 0x407c0c0a, a JSON array. */
+/* The ELF dlopen note (CB_DLOPEN_NOTE): a JSON array. */
 #define DLOPEN_JSON "[{\"feature\":\"etcd\",\"description\":" \
 	"\"the etcd store (--store etcd://, etcds://)\"," \
 	"\"priority\":\"recommended\",\"soname\":[\"" CURL_SONAME "\"]}]"
 
-__attribute__((used, section(".note.dlopen")))
-_Alignas(4) static const struct {
-	uint32_t n_namesz, n_descsz, n_type;
-	char name[4];
-	_Alignas(4) char json[sizeof(DLOPEN_JSON)];
-} dlopen_note = {
-	4, sizeof(DLOPEN_JSON), 0x407c0c0a, "FDO", DLOPEN_JSON
-};
+CB_DLOPEN_NOTE(DLOPEN_JSON);
 
 static struct {
 	int state;		/* 0 not tried, 1 loaded, -1 failed */
@@ -364,27 +358,6 @@ on_header(char *p, size_t size, size_t nmemb, void *userp)
 	return n;
 }
 
-/* A private key's file: ours and private, or root's and not for
- * others, as ssh wants of its keys. */
-static int
-key_private(const char *opt, const char *path, char *err, size_t errlen)
-{
-	struct stat sb;
-
-	if (stat(path, &sb) == -1) {
-		snprintf(err, errlen, "%s %s: %s", opt, path, strerror(errno));
-		return -1;
-	}
-	if ((sb.st_uid == geteuid() && (sb.st_mode & 077) == 0) ||
-	    (sb.st_uid == 0 && (sb.st_mode & 007) == 0))
-		return 0;
-	snprintf(err, errlen, "%s %s: mode %04o, owner %ld: a private key "
-	    "must be yours and private (chmod 600), or root's and not "
-	    "readable by others", opt, path, (unsigned)(sb.st_mode & 07777),
-	    (long)sb.st_uid);
-	return -1;
-}
-
 int
 http_new(struct http **hp, const char *const *endpoints, size_t n,
     const struct http_cfg *cfg, char *err, size_t errlen)
@@ -398,7 +371,7 @@ http_new(struct http **hp, const char *const *endpoints, size_t n,
 	if (cfg->key != NULL || cfg->cert != NULL) {
 		const char *key = cfg->key != NULL ? cfg->key : cfg->cert;
 
-		if (key_private(cfg->key != NULL ? "--store-key" :
+		if (tls_key_private(cfg->key != NULL ? "--store-key" :
 		    "--store-cert", key, err, errlen) == -1)
 			return -1;
 	}
@@ -484,17 +457,6 @@ http_reply_free(struct http_reply *rep)
 {
 	free(rep->body);
 	rep->body = NULL;
-}
-
-/* Milliseconds from now to t (mono), at least 1 while any is left. */
-static long
-ms_to(double t)
-{
-	double left = (t - mono_now()) * 1000;
-
-	if (left <= 0)
-		return 0;
-	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (long)left;
 }
 
 /* Start an attempt on the next endpoint not tried: 1, or HTTP_FAIL with
@@ -761,9 +723,9 @@ http_step(struct http *h, int wait, struct http_reply *rep, char *err,
 			finish(h);
 			return HTTP_FAIL;
 		}
-		ms = wait ? ms_to(h->deadline) : 0;
-		if (h->timer_at > 0 && ms_to(h->timer_at) < ms)
-			ms = ms_to(h->timer_at);
+		ms = wait ? mono_ms_left(h->deadline) : 0;
+		if (h->timer_at > 0 && mono_ms_left(h->timer_at) < ms)
+			ms = mono_ms_left(h->timer_at);
 		for (i = 0; i < h->nsock; i++) {
 			pfd[i].fd = h->sock[i].fd;
 			pfd[i].events = (h->sock[i].what & CURL_POLL_IN ?

@@ -155,32 +155,6 @@ struct store_redis {
 
 /* ---- the URL ---- */
 
-/* Copy n bytes of s into out, %XX decoded; -1 when bad or too long. */
-static int
-pct_copy(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < n; i++) {
-		int c = (unsigned char)s[i];
-
-		if (c == '%') {
-			if (i + 2 >= n || hex_value(s[i + 1]) < 0 ||
-			    hex_value(s[i + 2]) < 0)
-				return -1;
-			c = hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]);
-			i += 2;
-			if (c == 0)
-				return -1;
-		}
-		if (o + 1 >= outlen)
-			return -1;
-		out[o++] = (char)c;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 /* A database number: digits only, at most 1000000. */
 static int
 parse_db(const char *s, size_t n, long *db)
@@ -230,7 +204,8 @@ url_parse(const char *url, struct url *u, const char **why)
 		}
 		q = strchr(p, '?');
 		n = q != NULL ? (size_t)(q - p) : strlen(p);
-		if (n <= 1 || pct_copy(p, n, u->path, sizeof(u->path)) == -1) {
+		if (n <= 1 ||
+		    pct_decode(p, n, u->path, sizeof(u->path)) == -1) {
 			*why = "bad socket path";
 			return -1;
 		}
@@ -259,9 +234,9 @@ url_parse(const char *url, struct url *u, const char **why)
 			    ":password@)";
 			return -1;
 		}
-		if (pct_copy(p, (size_t)((colon != NULL ? colon : at) - p),
+		if (pct_decode(p, (size_t)((colon != NULL ? colon : at) - p),
 		    u->user, sizeof(u->user)) == -1 || (colon != NULL &&
-		    pct_copy(colon + 1, (size_t)(at - colon - 1), u->pass,
+		    pct_decode(colon + 1, (size_t)(at - colon - 1), u->pass,
 		    sizeof(u->pass)) == -1)) {
 			*why = "bad user or password";
 			return -1;
@@ -393,18 +368,6 @@ redis_password(const char *url, size_t *off, size_t *len)
 
 /* ---- the connection: every step by a deadline (mono_now() clock) ---- */
 
-/* What is left of deadline as poll(2) milliseconds: at least 1 while
- * anything is, 0 when nothing is. */
-static int
-ms_left(double deadline)
-{
-	double left = (deadline - mono_now()) * 1000;
-
-	if (left <= 0)
-		return 0;
-	return left < 1 ? 1 : left > INT_MAX ? INT_MAX : (int)left;
-}
-
 /* Forget the connection: after a timeout or an interrupt its next bytes
  * would be the answer to a question nobody asks any more.  What it held
  * to write (an AUTH, a state) is wiped. */
@@ -478,7 +441,7 @@ resolve(struct store *st, const struct url *u, double deadline,
 	}
 	/* In slices, so that a held operator signal is seen. */
 	while ((rc = gai_error(&l->req)) == EAI_INPROGRESS &&
-	    (ms = ms_left(deadline)) > 0) {
+	    (ms = mono_ms_left(deadline)) > 0) {
 		if (ms > 100)
 			ms = 100;
 		ts.tv_sec = 0;
@@ -539,7 +502,7 @@ dial_one(int family, const struct sockaddr *addr, socklen_t len,
 		pfd.events = POLLOUT;
 		for (;;) {
 			pfd.revents = 0;
-			if ((n = ms_left(deadline)) == 0) {
+			if ((n = mono_ms_left(deadline)) == 0) {
 				errno = ETIMEDOUT;
 				goto fail;
 			}
@@ -600,7 +563,7 @@ handshake(struct store *st, double deadline, char *err, size_t errlen)
 			st->refused = 1;
 			return -1;
 		}
-		if ((n = ms_left(deadline)) == 0) {
+		if ((n = mono_ms_left(deadline)) == 0) {
 			snprintf(err, errlen, "store %s: no TLS handshake within "
 			    "--store-timeout (not a TLS port?)", st->label);
 			return -1;
@@ -838,7 +801,7 @@ flush(struct store *st, double deadline, int *broken, char *err,
 			return -1;
 		}
 		/* the socket's buffer is full: wait till it drains */
-		if ((n = ms_left(deadline)) == 0) {
+		if ((n = mono_ms_left(deadline)) == 0) {
 			snprintf(err, errlen, "store %s: no answer within "
 			    "--store-timeout", st->label);
 			drop(r);
@@ -927,7 +890,7 @@ take(struct store *st, double deadline, int wait, int *broken,
 			drop(r);
 			return NULL;
 		}
-		if ((n = ms_left(deadline)) == 0)
+		if ((n = mono_ms_left(deadline)) == 0)
 			goto late;
 		if (!wait) {
 			*pending = 1;
@@ -1158,7 +1121,8 @@ call(struct store *st, int argc, const char **argv, const size_t *lens,
 			return NULL;
 		rep = exchange(st, deadline, wait, argc, argv, lens, &broken,
 		    err, errlen);
-		if (rep != NULL || !broken || !again || ms_left(deadline) == 0)
+		if (rep != NULL || !broken || !again ||
+		    mono_ms_left(deadline) == 0)
 			return rep;
 	}
 	return rep;
@@ -1967,7 +1931,7 @@ renew_start(struct store *st, int again, char *err, size_t errlen)
 		return -1;
 	}
 	if (flush(st, deadline, &broken, err, errlen) == -1)
-		return broken && again && ms_left(deadline) > 0 ?
+		return broken && again && mono_ms_left(deadline) > 0 ?
 		    renew_start(st, 0, err, errlen) : -1;
 	r->pending = again ? 2 : 1;
 	r->pend_until = deadline;
@@ -1988,31 +1952,9 @@ redis_keepalive_async(struct store *st, char *err, size_t errlen)
 	again = r->pending == 2;
 	r->pending = 0;
 	if (rc == -1)
-		return broken && again && ms_left(r->pend_until) > 0 ?
+		return broken && again && mono_ms_left(r->pend_until) > 0 ?
 		    renew_start(st, 0, err, errlen) : -1;
 	return renewed(st, rep, 0, err, errlen);
-}
-
-/* Text of a state from the store into *s; 1 with a fresh one when there
- * is none. */
-static int
-parse_state(struct store *st, const char *name, const char *key,
-    const char *text, size_t len, int have, struct cb_state *s, char *err,
-    size_t errlen)
-{
-	char where[512];
-
-	if (!have) {
-		if (breaker_init(s, name) == -1) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		return 1;
-	}
-	snprintf(where, sizeof(where), "%s in %s", key, st->label);
-	if (state_text_check(where, text, len, err, errlen) == -1)
-		return -1;
-	return state_parse(where, text, len, name, s, err, errlen);
 }
 
 static int
@@ -2025,7 +1967,7 @@ redis_load(struct store *st, struct cb_state *s, struct store_run *run,
 
 	/* Read with the lock, in the same round trip. */
 	if (r->have_fetched) {
-		rc = parse_state(st, st->name, r->key, r->fetched,
+		rc = shared_parse_state(st, st->name, r->key, r->fetched,
 		    r->fetched_len, r->fetched != NULL, s, err, errlen);
 		if (r->fetched_run != NULL && run != NULL)
 			store_run_parse(r->fetched_run, strlen(r->fetched_run),
@@ -2044,7 +1986,7 @@ redis_load(struct store *st, struct cb_state *s, struct store_run *run,
 		freeReplyObject(rep);
 		return -1;
 	}
-	rc = parse_state(st, st->name, r->key, rep->element[0]->str,
+	rc = shared_parse_state(st, st->name, r->key, rep->element[0]->str,
 	    rep->element[0]->len, rep->element[0]->type == REDIS_REPLY_STRING,
 	    s, err, errlen);
 	if (rep->element[1]->type == REDIS_REPLY_STRING && run != NULL)
@@ -2195,22 +2137,12 @@ move_aside(struct store *st, const char *key, const char *prefix,
 {
 	char stamp[32];
 	redisReply *rep;
-	struct tm tm;
-	time_t t = (time_t)store_now(st);
 	int i, moved;
 
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0) {
-		snprintf(err, errlen, "%s: bad time", st->label);
+	if (shared_aside_stamp(st, stamp, sizeof(stamp), err, errlen) == -1)
 		return -1;
-	}
 	for (i = 0; i < 1000; i++) {
-		if (i == 0)
-			snprintf(newname, newlen, "%s%s:%s", prefix, name,
-			    stamp);
-		else
-			snprintf(newname, newlen, "%s%s:%s.%d", prefix, name,
-			    stamp, i);
+		shared_aside_name(newname, newlen, prefix, name, stamp, i);
 		/* NX: two resets in one second keep both pieces of
 		 * evidence. */
 		if ((rep = callv(st, err, errlen, 3, "RENAMENX", key,
@@ -2232,12 +2164,6 @@ redis_move_aside(struct store *st, char *newname, size_t newlen, char *err,
 {
 	return move_aside(st, st->r->key, "cbexec:corrupt:", st->name,
 	    newname, newlen, err, errlen);
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The names after prefix of the keys that start with it, sorted. */
@@ -2286,7 +2212,7 @@ list_keys(struct store *st, const char *prefix, char ***names, size_t *n,
 		freeReplyObject(rep);
 	} while (strcmp(cursor, "0") != 0);
 	if (*n > 0)
-		qsort(v, *n, sizeof(*v), by_name);
+		qsort(v, *n, sizeof(*v), shared_by_name);
 	*names = v;
 	return 0;
 nomem:
@@ -2331,7 +2257,7 @@ redis_list(struct store *st, char ***names, size_t *n, char *err,
 	}
 	free(locks);
 	if (*n > m)
-		qsort(*names, *n, sizeof(**names), by_name);
+		qsort(*names, *n, sizeof(**names), shared_by_name);
 	return 0;
 }
 
@@ -2444,14 +2370,6 @@ static const char lua_account_cas[] = LUA_GEN
 "redis.call('SET', KEYS[1], ARGV[2])\n"
 "return 1\n";
 
-static char *
-account_key(const char *name)
-{
-	char *k;
-
-	return asprintf(&k, "cbexec:account:%s", name) == -1 ? NULL : k;
-}
-
 /* The account document at key into *a: 0, 1 when there is none (a CLOSED
  * gate), -1/-2 with err when corrupt. */
 static int
@@ -2486,7 +2404,7 @@ static int
 redis_account_load(struct store *st, const char *name, struct cb_account *a,
     char *err, size_t errlen)
 {
-	char *key = account_key(name);
+	char *key = shared_account_key(name);
 	int rc;
 
 	if (key == NULL) {
@@ -2516,7 +2434,7 @@ redis_account_update(struct store *st, const char *name, double wait,
 	int rc, ld, tries;
 	long long w;
 
-	if ((key = account_key(name)) == NULL) {
+	if ((key = shared_account_key(name)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return ACCOUNT_ERROR;
 	}

@@ -62,14 +62,7 @@
 	"\"TLS to a rediss:// store\"," \
 	"\"priority\":\"recommended\",\"soname\":[\"" SSL_SONAME "\"]}]"
 
-__attribute__((used, section(".note.dlopen")))
-_Alignas(4) static const struct {
-	uint32_t n_namesz, n_descsz, n_type;
-	char name[4];
-	_Alignas(4) char json[sizeof(DLOPEN_JSON)];
-} dlopen_note = {
-	4, sizeof(DLOPEN_JSON), 0x407c0c0a, "FDO", DLOPEN_JSON
-};
+CB_DLOPEN_NOTE(DLOPEN_JSON);
 
 /* The functions used, by name, from libssl and the libcrypto it brings. */
 #define TLS_FUNCS \
@@ -196,10 +189,8 @@ struct tls {
 	int dead;		/* a fatal error: no close_notify */
 };
 
-/* A private key's file: ours and private, or root's and not for others
- * (libpq's rule).  0, or -1 with err. */
-static int
-key_private(const char *opt, const char *path, char *err, size_t errlen)
+int
+tls_key_private(const char *opt, const char *path, char *err, size_t errlen)
 {
 	struct stat sb;
 
@@ -275,7 +266,7 @@ tls_ctx_new(struct tls_ctx **out, const struct tls_cfg *cfg, char *err,
 	}
 	if (cfg->cert != NULL) {
 		if (readable("--store-cert", cfg->cert, err, errlen) == -1 ||
-		    key_private(keyopt, key, err, errlen) == -1 ||
+		    tls_key_private(keyopt, key, err, errlen) == -1 ||
 		    readable(keyopt, key, err, errlen) == -1)
 			goto fail;
 		if (L(SSL_CTX_use_certificate_chain_file)(ctx, cfg->cert) !=

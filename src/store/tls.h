@@ -28,6 +28,12 @@ struct tls;			/* one session over one socket */
 /* Anything else: err says what, and the session is dead. */
 #define TLS_FAIL	(-1)
 
+/* A private key's file (opt the option that named it, for err): ours
+ * and private, or root's and not for others (libpq's rule, and ssh's).
+ * 0, or -1 with "OPT PATH: ..." in err.  http.c's client key too. */
+int tls_key_private(const char *opt, const char *path, char *err,
+    size_t errlen);
+
 /* Load libssl (once), and the CA and client certificate of cfg: 0, or -1
  * with err naming what is wrong (the library, a file and why). */
 int tls_ctx_new(struct tls_ctx **ctx, const struct tls_cfg *cfg,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * shell_quote(): safe words stay as they are, anything else is single-
- * quoted, and /bin/sh reads every result back as the original bytes.
+ * quoted, and /bin/sh reads every result back as the original bytes;
+ * hex_value() and pct_decode() (a URL's %XX escapes).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,18 @@ round_trip(const char *in)
 	free(q);
 }
 
+/* pct_decode() of n bytes of in into 8 bytes: rc, and want when 0. */
+static void
+pct(int rc, const char *in, size_t n, const char *want, const char *desc)
+{
+	char out[8];
+	int got = pct_decode(in, n, out, sizeof(out));
+
+	is_int(got, rc, desc);
+	if (rc == 0 && got == 0)
+		is_str(out, want, desc);
+}
+
 int
 main(void)
 {
@@ -58,5 +71,13 @@ main(void)
 	is_int(hex_value('/'), -1, "the byte before 0 is none");
 	is_int(hex_value('`'), -1, "the byte before a is none");
 	is_int(hex_value((char)0xc1), -1, "a high byte (as a signed char) is none");
+	pct(0, "a%3Ab", 5, "a:b", "an escape decoded");
+	pct(0, "%7e%7E", 6, "~~", "either case");
+	pct(0, "ab%41", 2, "ab", "only the n bytes asked for");
+	pct(-1, "a%3", 3, NULL, "an escape cut short");
+	pct(-1, "a%zz", 4, NULL, "an escape of no hex digits");
+	pct(-1, "a%00b", 5, NULL, "a NUL byte refused");
+	pct(-1, "abcdefgh", 8, NULL, "longer than out");
+	pct(0, "abcdefg", 7, "abcdefg", "as long as out less its NUL");
 	return done_testing();
 }
