@@ -640,31 +640,30 @@ dial(struct store *st, double deadline, char *err, size_t errlen)
 }
 
 /*
- * The transport, plain or TLS: what was read (> 0), or 0 when nothing
- * more can be for now (*want: what to poll for), or -1 with err (*broken
- * when the other end went away: a new connection may be tried).
+ * The transport, plain or TLS (xread, xwrite; io_plain and io_tls say
+ * what one call came to): what was read or written (> 0), or 0 when
+ * nothing more can be for now (*want: what to poll for), or -1 with err
+ * (*broken when the other end went away: a new connection may be tried).
  */
 static ssize_t
-xread(struct store *st, char *buf, size_t n, short *want, int *broken,
-    char *err, size_t errlen)
+io_plain(struct store *st, ssize_t k, int *broken, char *err, size_t errlen)
 {
-	struct store_redis *r = st->r;
-	char why[CB_ERRLEN];
-	ssize_t k;
+	if (k > 0)
+		return k;
+	if (k == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+	    errno == EINTR))
+		return 0;
+	*broken = 1;
+	snprintf(err, errlen, "store %s: connection lost: %s",
+	    st->label, k == 0 ? "closed" : strerror(errno));
+	return -1;
+}
 
-	*want = POLLIN;
-	if (r->tls == NULL) {
-		if ((k = read(r->fd, buf, n)) > 0)
-			return k;
-		if (k == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == EINTR))
-			return 0;
-		*broken = 1;
-		snprintf(err, errlen, "store %s: connection lost: %s",
-		    st->label, k == 0 ? "closed" : strerror(errno));
-		return -1;
-	}
-	if ((k = tls_read(r->tls, buf, n, why, sizeof(why))) > 0)
+static ssize_t
+io_tls(struct store *st, ssize_t k, const char *why, short *want,
+    int *broken, char *err, size_t errlen)
+{
+	if (k > 0)
 		return k;
 	if (k == TLS_WANT_READ || k == TLS_WANT_WRITE) {
 		*want = k == TLS_WANT_READ ? POLLIN : POLLOUT;
@@ -684,42 +683,31 @@ xread(struct store *st, char *buf, size_t n, short *want, int *broken,
 }
 
 static ssize_t
+xread(struct store *st, char *buf, size_t n, short *want, int *broken,
+    char *err, size_t errlen)
+{
+	struct store_redis *r = st->r;
+	char why[CB_ERRLEN];
+
+	*want = POLLIN;
+	if (r->tls == NULL)
+		return io_plain(st, read(r->fd, buf, n), broken, err, errlen);
+	return io_tls(st, tls_read(r->tls, buf, n, why, sizeof(why)), why,
+	    want, broken, err, errlen);
+}
+
+static ssize_t
 xwrite(struct store *st, const char *buf, size_t n, short *want,
     int *broken, char *err, size_t errlen)
 {
 	struct store_redis *r = st->r;
 	char why[CB_ERRLEN];
-	ssize_t k;
 
 	*want = POLLOUT;
-	if (r->tls == NULL) {
-		if ((k = write(r->fd, buf, n)) > 0)
-			return k;
-		if (k == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == EINTR))
-			return 0;
-		*broken = 1;
-		snprintf(err, errlen, "store %s: connection lost: %s",
-		    st->label, k == 0 ? "closed" : strerror(errno));
-		return -1;
-	}
-	if ((k = tls_write(r->tls, buf, n, why, sizeof(why))) > 0)
-		return k;
-	if (k == TLS_WANT_READ || k == TLS_WANT_WRITE) {
-		*want = k == TLS_WANT_READ ? POLLIN : POLLOUT;
-		return 0;
-	}
-	*broken = k == TLS_EOF;
-	/* An alert (no client certificate, a refused one) is the server
-	 * saying no, not a network that failed. */
-	st->refused = k != TLS_EOF;
-	if (k == TLS_EOF)
-		snprintf(err, errlen, "store %s: connection lost: %s",
-		    st->label, errno == ECONNRESET ? strerror(errno) :
-		    "closed");
-	else
-		snprintf(err, errlen, "store %s: %s", st->label, why);
-	return -1;
+	if (r->tls == NULL)
+		return io_plain(st, write(r->fd, buf, n), broken, err, errlen);
+	return io_tls(st, tls_write(r->tls, buf, n, why, sizeof(why)), why,
+	    want, broken, err, errlen);
 }
 
 /* argv added to what is to be written (several are one round trip):
