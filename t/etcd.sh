@@ -29,7 +29,7 @@
 #                      HOME, XDG and state directories, exec'd (so $! of
 #                      "./host ... &" is cbexec itself); after
 #                      host_names, its own host name too (hostN)
-#   host_names         give each ./host N the name hostN from now on
+#   host_names (lib.sh) give each ./host N the name hostN from now on
 #                      (t/hostshim.so preloaded); 1 with why not
 
 if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1
@@ -242,24 +242,6 @@ trap 'for p in $(cat "$ETCD_DIR/proxies" 2>/dev/null); do kill $p; done \
 # A test ended by a signal (prove interrupted, its reader gone) leaves no
 # cluster behind either.
 trap 'exit 1' HUP INT TERM PIPE
-
-# host_names: give each ./host N the name hostN from now on (t/hostshim.so
-# preloaded); 1 with why not.
-host_names() {
-	if ! head -c 4 "$CBEXEC" 2>/dev/null | grep -q ELF; then
-		echo "CBEXEC is not an ELF binary (a preload shim goes into it)"
-		return 1
-	elif nm "$CBEXEC" 2>/dev/null | grep -q __asan_init ||
-	    ldd "$CBEXEC" 2>/dev/null | grep -q libasan; then
-		echo "cbexec is built with ASan (no preload before its runtime)"
-		return 1
-	elif ! make -s -C "$TOP" t/hostshim.so >/dev/null 2>&1 &&
-	    [ ! -f "$T_DIR/hostshim.so" ]; then
-		echo "cannot build t/hostshim.so"
-		return 1
-	fi
-	export HOST_NAMES=1
-}
 
 cat >"$SCRATCH/host" <<SH
 #!/bin/sh

@@ -100,3 +100,21 @@ bash_comp() {
 		printf "%s\n" "${COMPREPLY[@]}"
 	' comp "$@" 2>&1 | sort
 }
+
+# host_names: give each ./host N the name hostN from now on (t/hostshim.so
+# preloaded); 1 with why not.
+host_names() {
+	if ! head -c 4 "$CBEXEC" 2>/dev/null | grep -q ELF; then
+		echo "CBEXEC is not an ELF binary (a preload shim goes into it)"
+		return 1
+	elif nm "$CBEXEC" 2>/dev/null | grep -q __asan_init ||
+	    ldd "$CBEXEC" 2>/dev/null | grep -q libasan; then
+		echo "cbexec is built with ASan (no preload before its runtime)"
+		return 1
+	elif ! make -s -C "$TOP" t/hostshim.so >/dev/null 2>&1 &&
+	    [ ! -f "$T_DIR/hostshim.so" ]; then
+		echo "cannot build t/hostshim.so"
+		return 1
+	fi
+	export HOST_NAMES=1
+}

@@ -22,7 +22,7 @@
 #                          own HOME, XDG and state directories, exec'd (so
 #                          $! of "./host ... &" is cbexec itself); after
 #                          host_names, its own host name too (hostN)
-#   host_names             give each ./host N the name hostN from now on
+#   host_names (lib.sh)    give each ./host N the name hostN from now on
 #                          (t/hostshim.so preloaded); 1 with why not
 #                          (cbexec built with ASan, or not an ELF binary)
 
@@ -147,22 +147,6 @@ tls_files() {
 }
 
 trap 'redis_cleanup; rm -rf "$SCRATCH" "$T_TMP"' EXIT
-
-host_names() {
-	if ! head -c 4 "$CBEXEC" 2>/dev/null | grep -q ELF; then
-		echo "CBEXEC is not an ELF binary (a preload shim goes into it)"
-		return 1
-	elif nm "$CBEXEC" 2>/dev/null | grep -q __asan_init ||
-	    ldd "$CBEXEC" 2>/dev/null | grep -q libasan; then
-		echo "cbexec is built with ASan (no preload before its runtime)"
-		return 1
-	elif ! make -s -C "$TOP" t/hostshim.so >/dev/null 2>&1 &&
-	    [ ! -f "$T_DIR/hostshim.so" ]; then
-		echo "cannot build t/hostshim.so"
-		return 1
-	fi
-	export HOST_NAMES=1
-}
 
 cat >"$SCRATCH/host" <<SH
 #!/bin/sh
