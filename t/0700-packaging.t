@@ -136,7 +136,7 @@ ok "$(printf '%s\n' "$out" | grep -q 'No such file'; [ $? -ne 0 ]; echo $?)" \
 Q="$TOP/build-aux/quiet-test"
 printf '#!/bin/sh\necho "noise on stderr" >&2\necho "ok 1"\necho "1..1"\n' >pass.t
 printf '#!/bin/sh\necho "why it failed" >&2\necho "not ok 1"\necho "1..1"\nexit 1\n' >fail.t
-printf '#!/bin/sh\necho "said so" >&2\necho "not ok 1"\necho "1..1"\n' >notok.t
+printf '#!/bin/sh\necho "said so" >&2\necho "not ok 1 - it"\necho "#   got:  x"\necho "ok 2"\necho "# later"\necho "1..2"\n' >notok.t
 chmod +x pass.t fail.t notok.t
 out=$(sh "$Q" ./pass.t 2>err); rc=$?
 is "$rc:$out" "0:ok 1
@@ -147,6 +147,9 @@ is "$rc" 1 "quiet-test: a failing test's status passes through"
 like "$(cat err)" 'why it failed' "quiet-test: a failing test's stderr is shown"
 sh "$Q" ./notok.t >/dev/null 2>err
 like "$(cat err)" 'said so' "quiet-test: a 'not ok' with exit 0 shows stderr too"
+is "$(sed -n 2,3p err)" "not ok 1 - it
+#   got:  x" "quiet-test: ... after the failed line and its diagnostics, and nothing else of the TAP"
+is "$(grep -c later err)" 0 "quiet-test: ... (not a comment after a passing line)"
 like "$(make -s -n -C "$TOP" test 2>&1 | grep prove)" "--exec 'sh [^']*build-aux/quiet-test'" \
 	"make check runs each test through quiet-test"
 

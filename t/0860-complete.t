@@ -96,26 +96,27 @@ is "$?" "$usr1" "a real signal: still 128+N"
 # --- a trial must disprove (ralph-claude-code's stuck agent) ------------------
 # An agent that exits 0 and never changes a file: --progress files.
 mkdir -p watched
+# A cooldown of 1 s (2 s once doubled): each "not over yet" invocation
+# comes right after the opening, with room for a loaded machine.
 stuck() { cb -q --name stuck --progress files --watch watched \
-    --no-progress-threshold 3 --half-open-after 2 --cooldown 0.2s -- true; }
-stuck; stuck; stuck
-is "$? $(st stuck state)" "120 OPEN" "three runs without progress: OPEN"
-stuck
-is "$?" 120 "before the cooldown: refused"
-sleep 0.25
-stuck
-is "$? $(st stuck state) $(st stuck open_reason)" \
-    "120 OPEN Trial run made no progress" \
-    "the trial (exit 0, no progress) re-opens it"
+    --no-progress-threshold 3 --half-open-after 2 --cooldown 1s -- true; }
+stuck; stuck; stuck; rc=$?
+stuck; rc2=$?
+is "$rc $rc2 $(st stuck state)" "120 120 OPEN" \
+    "three runs without progress: OPEN; before the cooldown: refused"
+sleep 1.05
+stuck; rc=$?
+stuck; rc2=$?
+is "$rc $rc2 $(st stuck state) $(st stuck open_reason)" \
+    "120 120 OPEN Trial run made no progress" \
+    "the trial (exit 0, no progress) re-opens it; the doubled cooldown is not over: refused"
 is "$(st stuck total_opens) $(st stuck open_cause)" "2 no_progress" \
     "a second opening, for the same cause"
-stuck
-is "$?" 120 "the doubled cooldown is not over: refused"
 is "$(perl -MJSON::PP -0777 -ne 'print scalar grep { ($_->{to_state} // "") eq "CLOSED" } @{decode_json($_)->{history}}' "$D/stuck.json")" \
     0 "never CLOSED again: the circuit holds"
-sleep 0.45
+sleep 2.05
 cb -q --name stuck --progress files --watch watched --no-progress-threshold 3 \
-    --half-open-after 2 --cooldown 0.2s -- sh -c 'echo x >watched/f'
+    --half-open-after 2 --cooldown 1s -- sh -c 'echo x >watched/f'
 is "$? $(st stuck state)" "0 CLOSED" "a trial with progress closes it"
 
 # --- README's loop recipes, run as printed ---------------------------------
