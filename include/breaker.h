@@ -54,9 +54,11 @@ enum cb_outcome {
 };
 
 /* EV_TRIP: an operator's --trip of a circuit already OPEN (a trip that
- * opens it is the state_change). */
+ * opens it is the state_change).  EV_OTHER: an event of a kind a newer
+ * cbexec wrote, its name in other; kept and written back, counted for
+ * nothing. */
 enum cb_event_kind { EV_STATE_CHANGE, EV_PROGRESS, EV_ERROR, EV_RESET, EV_SKIP,
-	EV_TRIP };
+	EV_TRIP, EV_OTHER };
 
 /*
  * Why the circuit opened, for what its half-open trial must disprove
@@ -89,6 +91,7 @@ struct cb_event {
 				 * here, written back unchanged; or NULL */
 	int complete;		/* run events: the run reported completion
 				 * (STATUS: COMPLETE, EXIT_SIGNAL: true) */
+	char other[32];		/* EV_OTHER: the kind's name; else "" */
 };
 
 /* What a skip gives up (SPEC §9). */
@@ -281,6 +284,7 @@ int circuit_from_name(const char *s, enum cb_circuit *c);
 const char *outcome_name(enum cb_outcome o);	/* "OK", ... */
 int outcome_from_name(const char *s, enum cb_outcome *o);
 const char *event_kind_name(enum cb_event_kind k);	/* "state_change", ... */
+const char *event_name(const struct cb_event *e);	/* its kind's, or other */
 int event_kind_from_name(const char *s, enum cb_event_kind *k);
 const char *class_name(enum cb_class c);	/* "success", ... */
 int class_from_name(const char *s, enum cb_class *c);	/* 0 / -1 */

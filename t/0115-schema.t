@@ -83,6 +83,35 @@ grep -qF -- "$EV2" "$ST/h.json" && grep -qF -- "$TOP1" "$ST/h.json" &&
     grep -qF -- "$TOP3" "$ST/h.json"
 ok $? "--history-size 3: the rest byte for byte"
 
+# An event of a kind a newer cbexec wrote: kept as it came, counted for
+# nothing, shown by --history under its own name and left out of the
+# --history --json vocabulary.
+OTHER='{"timestamp": "2026-11-27T01:42:45.000Z", "iteration": 3, "event": "paused", "reason": "quota window", "until": "2026-11-27T06:00:00.000Z"}'
+OTHER=$OTHER perl -0777 -pe 's/\}\n  \]\n\}/},\n    $ENV{OTHER}\n  ]\n}/ or die' \
+    <"$FIX/v1-newer-members.json" >"$ST/k.json"
+is "$(jget "$ST/k.json" history.3.event)" paused "a state with an event of a kind this cbexec does not know"
+cb --name k -- sh -c 'echo "error: boom at line 4" >&2; exit 1' 2>err; rc=$?
+is "$rc:$(jget "$ST/k.json" iteration):$(jget "$ST/k.json" same_error_count):$(jget "$ST/k.json" state)" \
+    "120:4:3:OPEN" \
+    "a run on it: counted, the same error a third time opens it (the event between counts for nothing)"
+is "$(jget "$ST/k.json" history.3.event):$(jget "$ST/k.json" history.3.reason):$(jget "$ST/k.json" history.4.event)" \
+    "paused:quota window:error" "the event is kept in its place, the run's after it"
+grep -qF '"until": "2026-11-27T06:00:00.000Z"' "$ST/k.json"
+ok $? "its member this cbexec does not know, byte for byte"
+"$CBEXEC" --trip --reason t --name k 2>/dev/null && "$CBEXEC" --reset-circuit --name k 2>/dev/null
+is "$?:$(grep -c '"event": "paused"' "$ST/k.json")" "0:1" "--trip and --reset-circuit keep it"
+"$CBEXEC" --history --name k >hist; rc=$?
+like "$(grep paused hist)" "run 3 +paused +quota window" "--history shows it by its name"
+"$CBEXEC" --history --json --name k >hist.json; rc=$?
+is "$rc:$(perl -MJSON::PP -0777 -e 'my @e = map { $_->{event} } @{decode_json(<STDIN>)};
+	print scalar(@e), ",", scalar(grep { !/^(run|state_change|reset|trip|skip|unskip)$/ } @e)' <hist.json)" \
+    "0:9,0" "--history --json: every other event, in this cbexec's vocabulary only"
+# Not a name at all: corrupt, as before.
+sed 's/"event": "paused"/"event": "Paused!"/' "$ST/k.json" >"$ST/kb.json"
+cb --name kb -- touch ran-kb 2>err; rc=$?
+is "$rc:$(test -e ran-kb; echo $?)" "125:1" "an event kind that is no name: 125, not run"
+like "$(cat err)" "field 'history\[3\]\.event'" "naming it"
+
 # An account's document keeps what it does not know too.
 sed 's/"updated_at"/"gate_future": {"x": [1, 2]},\n\t"updated_at"/' \
     "$FIX/account-v1-9286c44.account" >"$ST/acme.account"

@@ -100,6 +100,12 @@ event_kind_name(enum cb_event_kind k)
 	return (unsigned)k < NELEM(event_names) ? event_names[k] : "?";
 }
 
+const char *
+event_name(const struct cb_event *e)
+{
+	return e->kind == EV_OTHER ? e->other : event_kind_name(e->kind);
+}
+
 int
 event_kind_from_name(const char *s, enum cb_event_kind *k)
 {

@@ -619,6 +619,10 @@ put_event(FILE *f, const struct cb_event *e, const char *circuit,
 		put_view(f, o, first);
 		put_change(f, e, circuit, first);
 		return;
+	case EV_OTHER:
+		/* A newer cbexec's: not of this vocabulary (--history
+		 * shows it by its name). */
+		return;
 	}
 }
 
@@ -862,7 +866,7 @@ history_line(FILE *f, const struct cb_event *e, int digits, int kind_w)
 	char ts[40];
 
 	fprintf(f, "%s  run %-*ld  %-*s", iso8601(e->ts, ts, sizeof(ts)),
-	    digits, e->iteration, kind_w, event_kind_name(e->kind));
+	    digits, e->iteration, kind_w, event_name(e));
 	switch (e->kind) {
 	case EV_STATE_CHANGE:
 		fprintf(f, "  %s -> %s", circuit_name(e->from),
@@ -922,7 +926,7 @@ report_history(FILE *f, const struct cb_state *s, const char *label,
 		n = snprintf(num, sizeof(num), "%ld", s->history[i].iteration);
 		if (n > digits)
 			digits = n;
-		k = strlen(event_kind_name(s->history[i].kind));
+		k = strlen(event_name(&s->history[i]));
 		if ((int)k > kind_w)
 			kind_w = (int)k;
 	}

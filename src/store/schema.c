@@ -361,9 +361,6 @@ want(enum ftype t)
 		return circuit_want;
 	case FT_OUTCOME:
 		return "an outcome name (\"OK\", \"OPEN\", \"STUCK\", ...)";
-	case FT_EVENT:
-		return "\"state_change\", \"progress\", \"error\", \"reset\", "
-		    "\"skip\" or \"trip\"";
 	case FT_CAUSE:
 		return "\"no_progress\", \"errors\", \"limit\" or null";
 	case FT_CUSTOM:
@@ -381,7 +378,6 @@ read_field(const struct field *f, const struct schema_ctx *c,
 	const char *name = f->name;
 	enum cb_circuit cv;
 	enum cb_outcome ov;
-	enum cb_event_kind ev;
 	enum cb_cause cause;
 	double d;
 
@@ -450,12 +446,6 @@ read_field(const struct field *f, const struct schema_ctx *c,
 			break;
 		set_i(p, (int)ov);
 		return 0;
-	case FT_EVENT:
-		if (!cJSON_IsString(m) || event_kind_from_name(m->valuestring,
-		    &ev) == -1)
-			break;
-		set_i(p, (int)ev);
-		return 0;
 	case FT_CAUSE:
 		if (cJSON_IsNull(m)) {
 			set_i(p, CAUSE_NONE);
@@ -481,7 +471,7 @@ set_default(const struct field *f, void *dst)
 	switch (f->type) {
 	case FT_INT: case FT_BOOL: case FT_TRI: case FT_CODE:
 	case FT_CIRCUIT: case FT_CIRCUIT_OR_NULL: case FT_OUTCOME:
-	case FT_EVENT: case FT_CAUSE:
+	case FT_CAUSE:
 		set_i(p, (int)f->dflt);
 		break;
 	case FT_LONG:
@@ -694,9 +684,6 @@ write_field(struct jbuf *b, const struct field *f, const void *src)
 		break;
 	case FT_OUTCOME:
 		jb_str(b, outcome_name((enum cb_outcome)get_i(p)));
-		break;
-	case FT_EVENT:
-		jb_str(b, event_kind_name((enum cb_event_kind)get_i(p)));
 		break;
 	case FT_CAUSE:
 		jb_str_or_null(b, cause_name((enum cb_cause)get_i(p)));

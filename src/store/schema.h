@@ -73,7 +73,6 @@ enum ftype {
 	FT_CIRCUIT,	/* enum cb_circuit: "CLOSED", "HALF_OPEN", "OPEN" */
 	FT_CIRCUIT_OR_NULL,	/* int: an enum cb_circuit, or null (-1) */
 	FT_OUTCOME,	/* enum cb_outcome: "OK", "OPEN", ... */
-	FT_EVENT,	/* enum cb_event_kind: "state_change", ... */
 	FT_CAUSE,	/* enum cb_cause: "no_progress", "errors", "limit",
 			 * or null (CAUSE_NONE) */
 	FT_CUSTOM	/* the row's own read and write */

@@ -595,7 +595,7 @@ test_types(void)
 		  "field 'errors_total.fatal':" },
 		{ "\"history\":{}", "field 'history':" },
 		{ "\"history\":[{\"timestamp\":\"2026-11-22T01:02:03.456Z\","
-		  "\"event\":\"bogus\"}]", "field 'history[0].event':" },
+		  "\"event\":\"Bogus!\"}]", "field 'history[0].event':" },
 		{ "\"history\":[{\"timestamp\":\"2026-11-22T01:02:03.456Z\","
 		  "\"event\":\"reset\"},{\"event\":\"reset\"}]",
 		  "field 'history[1].timestamp':" },
@@ -1047,11 +1047,6 @@ sample(const struct field *f, void *base, char *json, size_t len)
 		memcpy(p, &v, sizeof(v));
 		snprintf(json, len, "\"STUCK\"");
 		return 1;
-	case FT_EVENT:
-		v = EV_TRIP;
-		memcpy(p, &v, sizeof(v));
-		snprintf(json, len, "\"trip\"");
-		return 1;
 	case FT_CAUSE:
 		v = CAUSE_ERRORS;
 		memcpy(p, &v, sizeof(v));
@@ -1185,7 +1180,7 @@ test_table(void)
 			case FT_TEXT:
 				good &= p[0] == '\0';
 				break;
-			case FT_CUSTOM: case FT_STAMP: case FT_EVENT:
+			case FT_CUSTOM: case FT_STAMP:
 				break;
 			default:
 				good &= iv == (int)f->dflt;
