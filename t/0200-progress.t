@@ -27,7 +27,7 @@ if command -v git >/dev/null 2>&1; then
 	cb -C repo --state "$S" -- sh -c 'echo x >> a; exit 1'
 	is "$(jget "$S" no_progress_count)" 0 "git: a failed run with real work resets no-progress"
 	is "$(jget "$S" consecutive_errors)" 1 "git: ...while its error still counts"
-	cb -C repo --state "$S" -t 0.3 -- sh -c 'echo y >> a; sleep 5'
+	cb -C repo --state "$S" -t 1 -- sh -c 'echo y >> a; sleep 5'
 	is "$?" 124 "git: a timed-out run: 124"
 	is "$(jget "$S" no_progress_count)" 0 "git: a timeout after real work is progress"
 else

@@ -201,7 +201,7 @@ EOF
 chmod +x bin/retrying
 for m in claude:overloaded codex:network gemini:rate_limited \
     qwen:rate_limited none:timeout; do
-	MODE=${m%:*} cb -q -t 0.3 -k 0.2 --agent "${m%:*}" --name rt${m%:*} \
+	MODE=${m%:*} cb -q -t 0.8 -k 0.2 --agent "${m%:*}" --name rt${m%:*} \
 	    -- retrying >/dev/null 2>&1
 	is "$?/$(st rt${m%:*} last_error.type)" "124/${m#*:}" \
 	    "timed out while ${m%:*} retried: ${m#*:}"
