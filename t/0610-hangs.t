@@ -22,6 +22,18 @@ fast() {
 }
 # How long cbexec needs to get going before a signal is meant for it.
 settle=0.3; [ -n "$UNDER_VALGRIND" ] && settle=3
+# has_child PID TEXT: a child of PID whose command line holds TEXT runs
+# (the phase a signal is meant for has come, however loaded the machine);
+# not cbexec's watchdog, a cbexec whose command line holds all of its.
+has_child() {
+	for _c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		[ "$(readlink "/proc/$_c/exe")" = "$(readlink "/proc/$1/exe")" ] &&
+		    continue
+		tr '\0' ' ' <"/proc/$_c/cmdline" 2>/dev/null | grep -q -- "$2" &&
+		    return 0
+	done
+	return 1
+}
 
 # --- The drain after the run is bounded by --kill-after.
 t0=$(ms)
@@ -62,6 +74,7 @@ holder=$!
 poll_until 10 test -e "$CBEXEC_STATE_DIR/lk.json.status"
 bg --name lk --wait-lock -- touch ran-lk
 w=$!
+poll_until 20 sh -c 'ls -l /proc/$1/fd 2>/dev/null | grep -q "lk\.json\.lock"' sh "$w"
 sleep $settle
 t0=$(ms); kill -TERM "$w"; wait "$w"; rc=$?; t1=$(ms)
 is "$rc" 122 "SIGTERM during --wait-lock: 122"
@@ -74,6 +87,7 @@ is "$(jget "$CBEXEC_STATE_DIR/lk.json" iteration)" 1 "... nor was a run counted"
 bg --name pc -l --progress cmd --progress-cmd 'sleep 30' -- true
 w=$!
 poll_until 10 test -e "$CBEXEC_STATE_DIR/pc.json.lock"
+poll_until 20 has_child "$w" "sleep 30"
 sleep $settle
 t0=$(ms); kill -INT "$w"; wait "$w"; rc=$?; t1=$(ms)
 is "$rc" 122 "SIGINT during --progress-cmd: 122"
@@ -84,7 +98,8 @@ is "$(jget "$CBEXEC_STATE_DIR/pc.json" outcome)" ABORT "... the state says ABORT
 # --- During the hook.
 bg --name hk -l --half-open-after 1 --on-state-change 'sleep 30' -- false
 w=$!
-sleep $settle; sleep 0.3
+poll_until 20 has_child "$w" "sleep 30"
+sleep $settle
 t0=$(ms); kill -HUP "$w"; wait "$w"; rc=$?; t1=$(ms)
 is "$rc" 122 "SIGHUP during the hook: 122"
 fast $((t1 - t0)) 1000 "... at once"
@@ -95,6 +110,7 @@ mkdir -p slowgit/bin slowgit/.git
 printf '#!/bin/sh\nexec sleep 30\n' > slowgit/bin/git && chmod +x slowgit/bin/git
 ( cd slowgit && PATH="$SCRATCH/slowgit/bin:$PATH" exec "$CBEXEC" -q --no-prompt --name gt -- touch ran-gt ) &
 w=$!
+poll_until 20 has_child "$w" "sleep 30"
 sleep $settle
 t0=$(ms); kill -TERM "$w"; wait "$w"; rc=$?; t1=$(ms)
 is "$rc" 122 "SIGTERM while git runs: 122"
