@@ -35,16 +35,17 @@ has_child() {
 	return 1
 }
 
-# --- The drain after the run is bounded by --kill-after.
+# --- The drain after the run is bounded by --kill-after (1 s here; the
+# reader stops reading for 5 s, the bound between them).
 t0=$(ms)
-( cb --name dr -t 0.5 -k 0.5 -T 20 -- yes; echo "$? $(ms)" > dr.end ) | sleep 3
+( cb --name dr -t 0.5 -k 0.5 -T 20 -- yes; echo "$? $(ms)" > dr.end ) | sleep 5
 read -r rc t1 < dr.end
 is "$rc" 124 "a reader that stops reading: still 124"
-fast $((t1 - t0)) 2500 "... within the timeout and --kill-after, not at the reader's end"
+fast $((t1 - t0)) 4000 "... within the timeout and --kill-after, not at the reader's end"
 t0=$(ms)
-( cb --name dr -t 0.5 -k 0.5 -T 0 -- yes; echo "$? $(ms)" > dr.end ) | sleep 3
+( cb --name dr -t 0.5 -k 0.5 -T 0 -- yes; echo "$? $(ms)" > dr.end ) | sleep 5
 read -r rc t2 < dr.end
-fast $((t2 - t0)) 2500 "... with no budget either"
+fast $((t2 - t0)) 4000 "... with no budget either"
 # A slow reader that keeps reading gets every byte.
 n=$(cb --name slow -t 10 -k 0.3 -- sh -c 'seq 1 200000' | (sleep 1; cat) | wc -l)
 is "$n" 200000 "a slow reader still gets everything"
