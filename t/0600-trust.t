@@ -110,7 +110,7 @@ err=$(timeout 5 "$CBEXEC" --allow-config 2>&1); is "$?" 125 "a FIFO cannot be ap
 like "$err" "not a regular file" "... not a regular file"
 err=$(timeout 5 "$CBEXEC" --config .cbexec/config.json -q --name w4 -- true 2>&1)
 is "$?" 125 "--config FIFO: refused at once"
-within "$t0" 4 "none of it waited on the FIFO"
+within "$t0" 5 "none of it waited on the FIFO (a wait is 5 s)"
 cd "$SCRATCH" || exit 1
 
 # --- Lock identity: with --follow-symlinks the target is locked, so a
@@ -258,7 +258,7 @@ t1=$(date +%s)
 err=$(timeout 10 "$CBEXEC" --no-prompt --progress exit --name sf -t 5 -- \
     sh -c 'rm -f "$CBEXEC_STATUS_FILE"; mkfifo "$CBEXEC_STATUS_FILE"' 2>&1)
 is "$?" 0 "a FIFO as the status file: no hang"
-within "$t1" 4 "... at once"
+within "$t1" 5 "... at once (a wait is 5 s)"
 like "$err" "status file: not a regular file" "... and a warning"
 within "$t0" 20 "nothing here waited"
 done_testing

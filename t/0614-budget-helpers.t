@@ -35,13 +35,13 @@ fresh top && mkfifo top/.gitignore
 t0=$(date +%s%N)
 err=$(cb -T 3 -C top --name top -- true 2>&1); rc=$?
 is "$rc" 0 "a FIFO .gitignore at the top: the run goes (exit 0)"
-within "$t0" 2 "... at once: the file is looked at before git runs"
+within "$t0" 3 "... at once (before -T 3 ran out): the file is looked at before git runs"
 like "$err" "git fingerprint failed: \.gitignore is not a regular file" "... saying which file"
 
 fresh exc && rm -f exc/.git/info/exclude && mkfifo exc/.git/info/exclude
 t0=$(date +%s%N)
 err=$(cb -T 3 -C exc --name exc -- true 2>&1)
-within "$t0" 2 "a FIFO .git/info/exclude: at once"
+within "$t0" 3 "a FIFO .git/info/exclude: at once (before -T 3 ran out)"
 like "$err" "\.git/info/exclude is not a regular file" "... named"
 
 fresh deep && mkdir -p deep/sub/dir && mkfifo deep/sub/dir/.gitignore
