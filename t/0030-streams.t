@@ -64,7 +64,7 @@ start=$(date +%s%N)
 out=$(C -t 10 -- yes | head -c 10 | wc -c)
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 is "$out" 10 "yes | head -c 10: 10 bytes"
-ok "$([ "$el" -lt 3000 ]; echo $?)" "yes | head ends promptly (${el}ms)"
+ok "$([ "$el" -lt 6000 ]; echo $?)" "yes | head ends promptly, not at -t 10 (${el}ms)"
 { C -t 10 -- yes; echo $? > yrc; } | head -c 1 >/dev/null
 poll_until 5 test -s yrc
 is "$(cat yrc)" 141 "the child sees SIGPIPE: 128+13"
@@ -76,7 +76,7 @@ rc=$?
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 is "$rc" 0 "daemon holding stdout: exit 0"
 is "$out" "done" "daemon holding stdout: output kept"
-ok "$([ "$el" -lt 3000 ]; echo $?)" "daemon holding stdout: no hang (${el}ms)"
+ok "$([ "$el" -lt 6000 ]; echo $?)" "daemon holding stdout: no hang (${el}ms)"
 pid=$(cat daemon.pid)
 poll_until 3 dead "$pid"; ok $? "daemon is gone"
 
@@ -89,7 +89,7 @@ poll_until 3 dead "$pid"; ok $? "TERM-ignoring orphan SIGKILLed"
 start=$(date +%s%N)
 C --keep-orphans -- sh -c 'setsid sh -c "echo \$\$ > keep.pid; exec sleep 30" & sleep 0.1' > /dev/null
 el=$(( ($(date +%s%N) - start) / 1000000 ))
-ok "$([ "$el" -lt 3000 ]; echo $?)" "--keep-orphans: no hang (${el}ms)"
+ok "$([ "$el" -lt 6000 ]; echo $?)" "--keep-orphans: no hang (${el}ms)"
 pid=$(cat keep.pid)
 alive "$pid"; ok $? "--keep-orphans: the orphan lives"
 kill "$pid" 2>/dev/null

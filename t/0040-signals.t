@@ -31,7 +31,7 @@ start=$(date +%s%N)
 kill -TERM "$bg"; wait "$bg"; rc=$?
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 is "$rc" 122 "TERM-ignoring child: 122"
-ok "$([ "$el" -lt 3000 ]; echo $?)" "killed after --kill-after (${el}ms)"
+ok "$([ "$el" -lt 10000 ]; echo $?)" "killed after --kill-after, not -t 30 (${el}ms)"
 dead "$(cat child.pid)"; ok $? "the child is gone"
 
 # A second SIGINT SIGKILLs at once, long before --kill-after.
@@ -42,7 +42,7 @@ start=$(date +%s%N)
 kill -INT "$bg"; sleep 0.1; kill -INT "$bg"; wait "$bg"; rc=$?
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 is "$rc" 122 "second SIGINT: 122"
-ok "$([ "$el" -lt 3000 ]; echo $?)" "second SIGINT kills at once (${el}ms)"
+ok "$([ "$el" -lt 10000 ]; echo $?)" "second SIGINT kills at once, long before -k 20 (${el}ms)"
 
 # USR1 passes through and the run goes on.
 rm -f ready got
