@@ -56,7 +56,8 @@ ok "$(test -L link.json; echo $?)" "--reset-circuit --follow-symlinks: still a l
 # BUSY: a second cbexec on the same circuit exits 123 at once.
 rm -f ready
 # Started directly, not through cb(): $! must be cbexec itself.
-"$CBEXEC" -q --no-prompt --progress exit --name busy -t 10 -- sh -c 'touch ready; sleep 10' &
+# It holds the lock until the test ends it (TERM, below), valgrind or not.
+"$CBEXEC" -q --no-prompt --progress exit --name busy -t 120 -- sh -c 'touch ready; sleep 120' &
 bg=$!
 poll_until 5 test -f ready
 start=$(date +%s%N)
