@@ -26,14 +26,16 @@ ok "$([ "$el" -ge 450 ] && [ "$el" -lt 5000 ]; echo $?)" "--backoff doubles: 0.2
 start=$(date +%s%N)
 cb --state b2.json -n 3 --backoff 0.2:0.2 -- false
 el=$(( ($(date +%s%N) - start) / 1000000 ))
-ok "$([ "$el" -ge 300 ] && [ "$el" -lt 2000 ]; echo $?)" "--backoff D:MAX caps the pause (${el}ms)"
+ok "$([ "$el" -ge 300 ] && [ "$el" -lt 5000 ]; echo $?)" "--backoff D:MAX caps the pause (${el}ms)"
+# (a backoff of 3 s, which three runs would wait 9 s for: the bound is
+# far from both, for a slow build on a loaded machine)
 start=$(date +%s%N)
-cb --state b3.json -n 3 --backoff 0.2 -- true
+cb --state b3.json -n 3 --backoff 3 -- true
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 if [ -n "$UNDER_VALGRIND" ]; then
 	skip "no backoff after successful runs: not timed under valgrind"
 else
-	ok "$([ "$el" -lt 400 ]; echo $?)" "no backoff after successful runs (${el}ms)"
+	ok "$([ "$el" -lt 2500 ]; echo $?)" "no backoff after successful runs (${el}ms)"
 fi
 start=$(date +%s%N)
 cb --state b4.json -n 3 --backoff 10 --budget 0.3 -- false; rc=$?
