@@ -73,14 +73,19 @@ for mode in hold drop reset; do
 done
 
 # ---- a slow store never stalls the command's output ----
+# Each line carries the time the command wrote it: how late it reaches
+# the reader is cbexec's relay, not how quickly a loaded machine lets the
+# command go on (a shell that forks sleep(1) 60 times can pause longer
+# than a renewal takes).
 for i in 1 2 3; do etcd_fault $i "delay 250"; done
-{ "$CBEXEC" $PX --store-lease 6s --store-timeout 2s --name slow -- sh -c '
-    i=0; while [ $i -lt 60 ]; do echo $i; sleep 0.04; i=$((i + 1)); done' \
+{ "$CBEXEC" $PX --store-lease 6s --store-timeout 2s --name slow -- perl \
+    -MTime::HiRes=time,sleep -e '$| = 1;
+    for (0 .. 59) { printf "%d %.6f\n", $_, time; sleep 0.04 }' \
     2>err; echo $? >rc; } | perl -MTime::HiRes=time -ne '
-	my $t = time; $g = $t - $l if defined $l && $t - $l > $g; $l = $t; $n++;
-	END { printf "%d %d\n", $n, $g * 1000 }' >gap
-is "$(cat rc) $(cut -d' ' -f1 gap)" "0 60" "answers 250 ms late both ways: the run goes on"
-quick 350 "$(cut -d' ' -f2 gap)" "its output never waits for the store (longest gap $(cut -d' ' -f2 gap) ms)"
+	my $t = time; my (undef, $s) = split; $l = $t - $s if $t - $s > $l;
+	$n++; END { printf "%d %d\n", $n, $l * 1000 }' >late
+is "$(cat rc) $(cut -d' ' -f1 late)" "0 60" "answers 250 ms late both ways: the run goes on"
+quick 350 "$(cut -d' ' -f2 late)" "its output never waits for the store (a line at most $(cut -d' ' -f2 late) ms late)"
 
 # ---- every member silent through a renewal, the lease still good ----
 # A renewal no member answers within --store-timeout is sent again while
