@@ -26,7 +26,7 @@ ok "$([ "$el" -ge 450 ] && [ "$el" -lt 5000 ]; echo $?)" "--backoff doubles: 0.2
 start=$(date +%s%N)
 cb --state b2.json -n 3 --backoff 0.2:0.2 -- false
 el=$(( ($(date +%s%N) - start) / 1000000 ))
-ok "$([ "$el" -ge 300 ] && [ "$el" -lt 2000 ]; echo $?)" "--backoff D:MAX caps the pause (${el}ms)"
+ok "$([ "$el" -ge 300 ] && [ "$el" -lt 5000 ]; echo $?)" "--backoff D:MAX caps the pause (${el}ms)"
 start=$(date +%s%N)
 # A backoff of 2 s would make it at least 4.8 s (2 + 4, less 20%): well
 # apart from three runs of true, even on a loaded machine.

@@ -137,8 +137,9 @@ for how in rm empty; do
 done
 "$CBEXEC" -q --no-prompt --name wdelay -n 2 --delay 5s -- true & p=$!
 poll_until 20 test -s "$ST/wdelay.json"; kill -9 $p; wait $p 2>/dev/null
-sleep 0.2
-cb --name wdelay -- true
+# (the watchdog, once cbexec is gone, takes the lock for a moment to see
+# whether a run was going on: the next invocation waits for it)
+cb --name wdelay --wait-lock=20s -- true
 is "$(jget "$ST/wdelay.json" iteration):$(jget "$ST/wdelay.json" consecutive_errors)" \
     "2:0" "killed between runs (a --delay): no run is counted as killed"
 

@@ -56,9 +56,10 @@ for spec in "detached 25 0 -k 0.1" "noterm 20 0 -k 0.1" "noout 25 0 -k 0.1" \
 	set -- $spec
 	kind=$1 n=$2 want=$3; shift 3
 	start=$(date +%s%N)
-	# timeout(1) bounds a hang; -s KILL makes its verdict 137, never a 124
+	# timeout(1) bounds a hang (generously: 25 runs of a slow build on a
+	# loaded machine); -s KILL makes its verdict 137, never a 124
 	# that could be cbexec's own
-	env "$MARK" timeout -s KILL 20 "$CBEXEC" -q --no-prompt --progress exit \
+	env "$MARK" timeout -s KILL 60 "$CBEXEC" -q --no-prompt --progress exit \
 	    --max-consecutive-errors 1000 --same-error-threshold 1000 \
 	    --no-progress-threshold 1000 --half-open-after 1000 \
 	    --state "$kind.json" -n "$n" "$@" -- ./mk.sh "$kind" \

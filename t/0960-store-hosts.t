@@ -44,30 +44,39 @@ is "$(rcli GET cbexec:circuit:shared | jget /dev/stdin iteration)" 60 \
 is "$(sort -n runs | uniq | wc -l)" 60 "each run saw its own iteration"
 is "$(rcli EXISTS cbexec:lock:shared)" 0 "no lease left"
 
-# Without --wait-lock, a second host is BUSY at once.
-host 1 $S --name busy -- sh -c 'touch held; sleep 1' & p=$!
-poll_until 5 test -e held
+# Without --wait-lock, a second host is BUSY at once (the run goes on
+# until the second host has asked, however slowly that one starts).
+host 1 $S --name busy -- sh -c 'touch held; i=0
+    while [ ! -e released ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' \
+    2>/dev/null & p=$!
+poll_until 20 test -e held
 host 2 $S --name busy -- true 2>err; rc=$?
-is "$rc" 123 "another host while it runs: BUSY (123)"
+touch released
+like "$rc:$(cat err)" "^123:.*busy: another cbexec holds its lease" \
+    "another host while it runs: BUSY (123)"
 wait $p
 
 # ---- kill -9 of the holder ----
-./host 1 $S --store-lease 1s --name k -- sh -c 'echo $$ >k.pid; exec sleep 30' \
+# (a lease of 3 s: at least 2 s of it left when the holder is killed, for
+# the next host to start and ask on a loaded machine)
+./host 1 $S --store-lease 3s --name k -- sh -c 'echo $$ >k.pid; exec sleep 30' \
     2>/dev/null & holder=$!
-poll_until 5 test -s k.pid
+poll_until 20 test -s k.pid
 kill -9 $holder; wait $holder 2>/dev/null
 host 2 $S --name k -- true 2>err; rc=$?
 is "$rc" 123 "until the lease expires the circuit is busy"
-poll_until 5 dead "$(cat k.pid)"; ok $? "the holder's command dies with it"
-host 2 $S --name k --wait-lock=5s -- touch k-ran 2>err; rc=$?
+poll_until 20 dead "$(cat k.pid)"; ok $? "the holder's command dies with it"
+host 2 $S --name k --wait-lock=20s -- touch k-ran 2>err; rc=$?
 is "$rc:$([ -e k-ran ] && echo ran)" "0:ran" "then another host runs"
 
 # ---- SIGSTOP of a holder past its lease ----
-./host 1 $S --store-lease 300ms --name s -- sh -c 'touch s-started; sleep 0.8' \
+# (a lease of 1.5 s: each store command may take half a second, which a
+# loaded machine needs now and then)
+./host 1 $S --store-lease 1500ms --name s -- sh -c 'touch s-started; sleep 2' \
     2>errA & A=$!
-poll_until 5 test -e s-started
+poll_until 20 test -e s-started
 kill -STOP $A
-poll_until 5 sh -c '[ "$(redis-cli -s "$1" EXISTS cbexec:lock:s)" = 0 ]' sh \
+poll_until 20 sh -c '[ "$(redis-cli -s "$1" EXISTS cbexec:lock:s)" = 0 ]' sh \
     "$REDIS_SOCK"; ok $? "the stopped holder's lease expires"
 host 2 $S --name s -- sh -c 'exit 4' 2>errB; rc=$?
 is "$rc" 4 "another host takes the circuit over and runs"
@@ -87,13 +96,13 @@ is "$(jget newer.json history.0.type):$(jget newer.json iteration):$(jget \
 
 # ---- Redis killed mid-run ----
 ./host 1 $S --name r -- sh -c 'echo $$ >r.pid; exec sleep 30' 2>errR & R=$!
-poll_until 5 test -s r.pid
+poll_until 20 test -s r.pid
 redis_kill KILL
-poll_until 5 dead $R; ok $? "cbexec ends at once"
+poll_until 10 dead $R; ok $? "cbexec ends at once"
 wait $R; rc=$?
 is "$rc" 125 "exit 125"
 like "$(cat errR)" "store unix://.*connection lost.*the run was killed" \
     "naming the store, saying the run was killed"
-poll_until 5 dead "$(cat r.pid)"; ok $? "no process of the run is left"
+poll_until 10 dead "$(cat r.pid)"; ok $? "no process of the run is left"
 
 done_testing

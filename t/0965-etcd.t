@@ -137,16 +137,22 @@ else
 fi
 
 # ---- the lease is renewed through a run longer than it ----
-# A lease of 2 s: renewals a third of it apart, the local deadline 1.75 s
-# after the last one -- room for a loaded machine (ASan, a test beside it)
-# whose small cluster holds an election now and then.
-long=4.5
-[ -n "$UNDER_VALGRIND" ] && long=10
-"$CBEXEC" $S --store-lease 2s --store-timeout 600ms --name long -- sh -c "touch started; sleep $long" \
-    2>errl & p=$!
+# A lease of 4 s: renewals 1.3 s apart, each sent again while no member
+# answers, the local deadline 3.5 s after the last one -- room for a
+# loaded machine (ASan, a test beside it) whose small cluster holds an
+# election now and then.  The run goes on until the test releases it, so
+# the second invocation, however slowly it starts, comes while the first
+# holds the lease, and once that lease's first term is past.
+lease=4 past=4.4
+[ -n "$UNDER_VALGRIND" ] && past=5
+rm -f started released
+"$CBEXEC" $S --store-lease ${lease}s --store-timeout 1200ms --name long -- sh -c \
+    'touch started; i=0; while [ ! -e released ] && [ $i -lt 600 ]; do
+    sleep 0.05; i=$((i + 1)); done' 2>errl & p=$!
 poll_until 20 test -e started
-sleep 2.5
+sleep $past
 "$CBEXEC" $S --name long -- true 2>err2; rc=$?
+touch released
 is "$rc" 123 "past the lease the holder still has it (renewed): BUSY"
 like "$(cat err2)" "busy: another cbexec holds its lease in etcd://" \
     "naming the lease"
@@ -229,11 +235,12 @@ if [ -n "$UNDER_VALGRIND" ]; then
 else
 	ok "$([ "$t" -lt 3000 ]; echo $?)" "within the timeout's bound (${t}ms)"
 fi
-t0=$(ms)
+# (a timeout of 3 s: what is left of it after the silent member's share
+# outlasts an election of the cluster on a loaded machine)
 "$CBEXEC" --store "etcd://127.0.0.1:$(cat silent.port),$ETCD_EPS" \
-    --store-timeout 1s --name x -- true 2>err; rc=$?
-t=$(( $(ms) - t0 ))
+    --store-timeout 3s --name x -- true 2>err; rc=$?
 is "$rc" 0 "a silent member first: the others are asked within the timeout"
+[ "$rc" = 0 ] || sed 's/^/# /' err
 kill $silent; wait $silent 2>/dev/null
 
 # ---- one schema: members a newer cbexec wrote survive, outputs kept ----

@@ -73,14 +73,19 @@ for mode in hold drop reset; do
 done
 
 # ---- a slow store never stalls the command's output ----
+# Each line carries the time the command wrote it: how late it reaches
+# the reader is cbexec's relay, not how quickly a loaded machine lets the
+# command go on (a shell that forks sleep(1) 60 times can pause longer
+# than a renewal takes).
 for i in 1 2 3; do etcd_fault $i "delay 250"; done
-{ "$CBEXEC" $PX --store-lease 6s --store-timeout 2s --name slow -- sh -c '
-    i=0; while [ $i -lt 60 ]; do echo $i; sleep 0.04; i=$((i + 1)); done' \
+{ "$CBEXEC" $PX --store-lease 6s --store-timeout 2s --name slow -- perl \
+    -MTime::HiRes=time,sleep -e '$| = 1;
+    for (0 .. 59) { printf "%d %.6f\n", $_, time; sleep 0.04 }' \
     2>err; echo $? >rc; } | perl -MTime::HiRes=time -ne '
-	my $t = time; $g = $t - $l if defined $l && $t - $l > $g; $l = $t; $n++;
-	END { printf "%d %d\n", $n, $g * 1000 }' >gap
-is "$(cat rc) $(cut -d' ' -f1 gap)" "0 60" "answers 250 ms late both ways: the run goes on"
-quick 350 "$(cut -d' ' -f2 gap)" "its output never waits for the store (longest gap $(cut -d' ' -f2 gap) ms)"
+	my $t = time; my (undef, $s) = split; $l = $t - $s if $t - $s > $l;
+	$n++; END { printf "%d %d\n", $n, $l * 1000 }' >late
+is "$(cat rc) $(cut -d' ' -f1 late)" "0 60" "answers 250 ms late both ways: the run goes on"
+quick 350 "$(cut -d' ' -f2 late)" "its output never waits for the store (a line at most $(cut -d' ' -f2 late) ms late)"
 
 # ---- every member silent through a renewal, the lease still good ----
 # A renewal no member answers within --store-timeout is sent again while
@@ -126,7 +131,7 @@ kill -TERM $p
 wait $p; rc=$?
 el=$(( $(ms) - t0 ))
 is "$rc:$([ -e ran-sig ] && echo ran)" "122:" "SIGTERM while the cluster holds the answer: 122, nothing run"
-quick 2000 "$el" "at once, not at --store-timeout ($el ms)"
+quick 5000 "$el" "at once, not at --store-timeout ($el ms)"
 for i in 1 2 3; do etcd_fault $i pass; done
 
 # ---- the whole cluster cut off while a run goes on ----
@@ -159,8 +164,12 @@ is "$(eget cbexec:circuit:cut | jget /dev/stdin iteration)" 3 \
 # The command cuts the link as it ends: the save is held, the holder gives
 # up on it, its lease runs out with nobody else there, then the save
 # reaches the cluster.
+# (the command ends once every proxy says it holds)
 "$CBEXEC" $PX $L --name late -- sh -c "for i in 1 2 3; do
-    echo hold >$ETCD_DIR/p\$i.mode; done; sleep 0.2" 2>errA; rcA=$?
+    echo hold >$ETCD_DIR/p\$i.mode; done; i=0
+    until [ \"\$(cat $ETCD_DIR/p1.mode.now $ETCD_DIR/p2.mode.now \\
+        $ETCD_DIR/p3.mode.now | sort -u)\" = hold ] || [ \$i -ge 400 ]; do
+        sleep 0.05; i=\$((i + 1)); done" 2>errA; rcA=$?
 is "$rcA" 125 "a save held past --store-timeout: 125"
 like "$(cat errA)" "may or may not have been saved" "saying it may or may not have been saved"
 poll_until 30 sh -c '[ -z "$(etcdctl --endpoints "$1" get cbexec:lock:late --keys-only)" ]' \

@@ -184,11 +184,11 @@ proxy() {
 	echo $! >>"$REDIS_DIR/proxy-$1.pid"
 	mkdir -p "$REDIS_DIR/proxy-$1"
 	mv "$REDIS_DIR/proxy-$1.pid" "$REDIS_DIR/proxy-$1/pid"
-	poll_until 10 test -s "$1.port" || { echo "Bail out! no proxy"; exit 1; }
+	poll_until "$HELPER_START" test -s "$1.port" || { echo "Bail out! no proxy"; exit 1; }
 }
 fault() {
 	echo "$2" >"$1.mode"
-	poll_until 5 sh -c '[ "$(cat "$1.mode.now" 2>/dev/null)" = "$2" ]' sh \
+	poll_until 20 sh -c '[ "$(cat "$1.mode.now" 2>/dev/null)" = "$2" ]' sh \
 	    "$1" "$2" || { echo "Bail out! proxy $1 not in $2"; exit 1; }
 }
 proxy p
@@ -212,7 +212,7 @@ kill -TERM $p
 wait $p; rc=$?
 el=$(( $(ms) - t0 ))
 is "$rc:$([ -e ran-u ] && echo ran)" "122:" "SIGTERM in the handshake: 122, nothing run"
-quick 2000 "$el" "at once, not at --store-timeout ($el ms)"
+quick 5000 "$el" "at once, not at --store-timeout ($el ms)"
 
 # ---- SNI: the host name is sent, an address is not ----
 python3 -c '
@@ -244,39 +244,48 @@ poll_until 10 test -s sni.port
 is "$(tr '\n' ' ' <sni.log)" "localhost None " \
     "SNI names localhost; none for an address"
 
-# ---- the lease over TLS (1 s: a 300 ms lease's renewals missed it on a
-# loaded machine) ----
+# ---- the lease over TLS ----
+# (a lease of 3 s: renewals a second apart, the local deadline 2.6 s after
+# the last, room for a loaded machine; the run goes on until the second
+# host has asked, however slowly that one starts and shakes hands)
 # (by address: under valgrind a resolver's thread is slower than a
 # lease this short)
-lease=1s past=1.3 long=2.2
-[ -n "$UNDER_VALGRIND" ] && lease=3s past=3.5 long=10
+lease=3s past=3.4
+[ -n "$UNDER_VALGRIND" ] && past=3.5
 TS="--store rediss://127.0.0.1:$TLS_PORT $CA"
-./host 1 $TS --store-lease $lease --name long -- sh -c "touch started; sleep $long" \
+rm -f started released
+./host 1 $TS --store-lease $lease --store-timeout 1s --name long -- sh -c 'touch started
+    i=0; while [ ! -e released ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done' \
     2>err & p=$!
 poll_until 30 test -e started
 sleep $past
 ./host 2 $TS --store-timeout $TMO --name long -- true 2>err2; rc=$?
+touch released
 is "$rc" 123 "past the lease the holder still has it, renewed over TLS: BUSY"
+[ "$rc" = 123 ] || sed 's/^/# /' err2
 wait $p; rc=$?
-is "$rc" 0 "the long run ends well"
+is "$rc:$(grep lease err)" "0:" "the long run ends well"
 
 fault p "delay 250"
 lease=6s tmo=2s
 [ -n "$UNDER_VALGRIND" ] && lease=15s tmo=5s
+# (each line carries the time the command wrote it: how late it reaches
+# the reader is cbexec's relay; the reader says when it reads, the
+# command waits for it)
+rm -f gap.ready
 { ./host 1 --store "rediss://127.0.0.1:$(cat p.port)" $CA --store-lease $lease \
-    --store-timeout $tmo --name slow -- sh -c 'i=0; while [ $i -lt 80 ]; do
-	echo $i; sleep 0.04; i=$((i + 1)); done' 2>err; echo $? >rc; } |
-    python3 -c 'import sys, time
-last, gap, n = None, 0.0, 0
-for line in sys.stdin:
-    t = time.monotonic()
-    if last is not None:
-        gap = max(gap, t - last)
-    last, n = t, n + 1
-print(n, int(gap * 1000))' >gap
-is "$(cat rc) $(cut -d' ' -f1 gap)" "0 80" "renewals over TLS answered 500 ms late: the run goes on"
-g=$(cut -d' ' -f2 gap)
-quick 350 "$g" "its output never waits for the store (longest gap $g ms)"
+    --store-timeout $tmo --name slow -- perl \
+    -MTime::HiRes=time,sleep -e '$| = 1; my $i = 0;
+    sleep 0.02 while !-e "gap.ready" && $i++ < $ARGV[0] * 50;
+    for (0 .. 79) { printf "%d %.6f\n", $_, time; sleep 0.04 }' "$HELPER_START" \
+    2>err; echo $? >rc; } |
+    perl -MTime::HiRes=time -e 'open(my $f, ">", "gap.ready") and close $f;
+	my ($n, $l) = (0, 0);
+	while (<STDIN>) { my $t = time; my (undef, $s) = split; $l = $t - $s if $t - $s > $l; $n++ }
+	printf "%d %d\n", $n, $l * 1000' >late
+is "$(cat rc) $(cut -d' ' -f1 late)" "0 80" "renewals over TLS answered 500 ms late: the run goes on"
+g=$(cut -d' ' -f2 late)
+quick 350 "$g" "its output never waits for the store (a line at most $g ms late)"
 
 # (under valgrind a TLS session takes seconds to open: longer idling)
 idle=1 long=3.5 lease=6s

@@ -63,7 +63,9 @@ is "$(ncli rep EXISTS cbexec:lock:a)" 0 "no lease was asked of the replica"
 # ---- a master demoted while the command runs: READONLY, said plainly ----
 SOLO_PORT=$(free_port)
 redis_node solo "$SOLO_PORT"
-LEASE=900ms
+# (renewals half a second apart, each bounded by that: room for a loaded
+# machine, so no renewal misses before the demotion)
+LEASE=1500ms
 [ -n "$UNDER_VALGRIND" ] && LEASE=6s
 ./host 1 --store "redis://127.0.0.1:$SOLO_PORT" --store-lease $LEASE \
     --name d -- sh -c 'touch started-d; exec sleep 30' 2>err & p=$!

@@ -231,7 +231,7 @@ etcd_proxy() {
 # it says so.
 etcd_fault() {
 	echo "$2" >"$ETCD_DIR/p$1.mode"
-	poll_until 5 sh -c '[ "$(cat "$1.now" 2>/dev/null)" = "$2" ]' sh \
+	poll_until 20 sh -c '[ "$(cat "$1.now" 2>/dev/null)" = "$2" ]' sh \
 	    "$ETCD_DIR/p$1.mode" "$2" || {
 		echo "Bail out! proxy $1 not in $2"; exit 1
 	}
