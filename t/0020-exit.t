@@ -28,7 +28,7 @@ start=$(date +%s%N)
 C -t 0.2 -k 0.3 -- sh -c 'trap "" TERM; while :; do sleep 0.05; done'; rc=$?
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 is "$rc" 124 "TERM-ignoring child: 124"
-ok "$([ "$el" -lt 3000 ]; echo $?)" "TERM-ignoring child killed after --kill-after (${el}ms)"
+ok "$([ "$el" -lt 10000 ]; echo $?)" "TERM-ignoring child killed after --kill-after (${el}ms)"
 C -t 0.2 --signal INT -- sh -c 'trap "exit 3" INT; sleep 10 & wait'; is "$?" 124 "--signal INT: 124"
 C -t 0.2 --signal 0 -k 0.2 -- sleep 10; is "$?" 124 "--signal 0: only --kill-after ends it"
 C -t 0.1 --signal 0 -k 0 -- sh -c 'sleep 0.3; touch s0k0.done'; rc=$?
@@ -42,7 +42,9 @@ C -n 100 --budget 0.5 -- sleep 0.2; rc=$?
 el=$(( ($(date +%s%N) - start) / 1000000 ))
 is "$rc" 124 "--budget across iterations: 124"
 ok "$([ "$el" -lt 5000 ]; echo $?)" "--budget stops the loop on time (${el}ms)"
-"$CBEXEC" --state bd.json --progress exit --no-prompt --loop --delay 5 --budget 0.3 -- true 2>err
+# (the run itself must fit in the budget: under valgrind it takes a while)
+bud=0.3; [ -n "$UNDER_VALGRIND" ] && bud=3
+"$CBEXEC" --state bd.json --progress exit --no-prompt --loop --delay 5 --budget $bud -- true 2>err
 is "$?" 124 "--budget runs out in a delay: 124"
 is "$(jget bd.json outcome)" TIMEOUT "--budget runs out in a delay: the state says TIMEOUT"
 like "$(cat err)" "budget: spent" "--budget runs out in a delay: says so"

@@ -153,7 +153,7 @@ like "$(sed -n 2p many.out)" '^● team-plat[a-z-]*…[a-z-]*-07 +OPEN ' \
 ok "$([ "$(width "$(cat many.out)")" -le 80 ]; echo $?)" "... within 80 columns ($(width "$(cat many.out)"))"
 like "$(head -1 many.out)" '^  CIRCUIT +STATE +SINCE +PROGRESS +LAST RUN +REASON$' \
 	"... RETRY AT, '-' in every row, left out"
-like "$(sed -n 2p many.out)" '^● team-plat…d-07  OPEN .*  No progress for 3 it' \
+like "$(sed -n 2p many.out)" '^● team-plat…d-07  OPEN .*  No progress for 3 i' \
 	"... the name cut to 14, the reason given the rest"
 is "$(width "$(sed -n 2p many.out)")" 80 "... up to the 80th column"
 
