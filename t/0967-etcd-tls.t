@@ -22,11 +22,6 @@ VT=
 S="--store $ETCD_URL --store-ca $CA"
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 eget() { ectl get "$1" --print-value-only; }
-# quick LIMIT MS DESC: MS under LIMIT (not judged under valgrind)
-quick() {
-	if [ -n "$UNDER_VALGRIND" ]; then skip "$3 (timing, under valgrind)"
-	else ok "$([ "$2" -lt "$1" ]; echo $?)" "$3"; fi
-}
 
 # ---- etcds:// with the CA of --store-ca ----
 "$CBEXEC" $VT $S --name t -- sh -c 'exit 3' 2>err; rc=$?

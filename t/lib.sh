@@ -64,6 +64,31 @@ poll_until() {
 # waits this long.
 HELPER_START=${CBEXEC_HELPER_START:-60}
 alive() { kill -0 "$1" 2>/dev/null; }
+# quick LIMIT MS DESC: MS is under LIMIT; under valgrind, where cbexec is
+# many times slower, not judged (said so).
+quick() {
+	if [ -n "$UNDER_VALGRIND" ]; then skip "$3 (timing, under valgrind)"
+	else ok "$([ "$2" -lt "$1" ]; echo $?)" "$3"; fi
+}
+# stamped N CBEXEC-INVOCATION...: the invocation (all of it up to its
+# "--") runs a command that writes N lines 40 ms apart, each with the time
+# it wrote it, once its reader is ready; ./late gets "LINES MS", MS how
+# late the latest line reached the reader (cbexec's relay, not how
+# quickly a loaded machine let the command go on), ./rc cbexec's status,
+# ./err its stderr.
+stamped() {
+	_lines=$1; shift
+	rm -f gap.ready
+	{ "$@" -- perl -MTime::HiRes=time,sleep -e '$| = 1; my $i = 0;
+	    sleep 0.02 while !-e "gap.ready" && $i++ < $ARGV[0] * 50;
+	    for (1 .. $ARGV[1]) { printf "%d %.6f\n", $_, time; sleep 0.04 }' \
+	    "$HELPER_START" "$_lines" 2>err; echo $? >rc; } |
+	    perl -MTime::HiRes=time -e 'open(my $f, ">", "gap.ready") and close $f;
+		my ($n, $l) = (0, 0);
+		while (<STDIN>) { my $t = time; my (undef, $s) = split;
+		    $l = $t - $s if $t - $s > $l; $n++ }
+		printf "%d %d\n", $n, $l * 1000' >late
+}
 dead() { ! kill -0 "$1" 2>/dev/null; }
 # jget FILE PATH: a JSON value by dotted path (a.b.0), printed plainly;
 # objects and arrays as canonical JSON, null when absent (perl's JSON::PP).
