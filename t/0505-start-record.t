@@ -84,15 +84,8 @@ is "$rc:$([ -e "$ST/y.json" ] && echo saved)" "0:" \
 is "$(jget y.status iteration)" 0 "--status --json: iteration 0"
 
 # ---- a record that cannot be written starts nothing ----
-if [ -n "$UNDER_VALGRIND" ]; then
-	skip "LD_PRELOAD shim (valgrind)"; skip "LD_PRELOAD shim (valgrind)"
-	skip "LD_PRELOAD shim (valgrind)"; skip "LD_PRELOAD shim (valgrind)"
-elif nm "$CBEXEC" 2>/dev/null | grep -q __asan_init; then
-	skip "cbexec is built with ASan"; skip "cbexec is built with ASan"
-	skip "cbexec is built with ASan"; skip "cbexec is built with ASan"
-elif ! make -s -C "$TOP" t/faultshim.so >/dev/null 2>&1; then
-	skip "cannot build t/faultshim.so"; skip "cannot build t/faultshim.so"
-	skip "cannot build t/faultshim.so"; skip "cannot build t/faultshim.so"
+if ! why=$(shim_why faultshim); then
+	skip "$why"; skip "$why"; skip "$why"; skip "$why"
 else
 	cb --name full -- true
 	cp "$ST/full.json" full.orig

@@ -63,9 +63,7 @@ cb --state dup2.json -- true 2>/dev/null; is "$?" 125 "... in a history event to
 
 # --- A --log line cut short by a full disk is removed.
 shim=
-if head -c 4 "$CBEXEC" 2>/dev/null | grep -q ELF &&
-    ! nm "$CBEXEC" 2>/dev/null | grep -q __asan_init &&
-    make -s -C "$TOP" t/faultshim.so >/dev/null 2>&1; then
+if shim_why faultshim >/dev/null; then
 	shim=$T_DIR/faultshim.so
 fi
 if [ -n "$shim" ]; then

@@ -49,15 +49,7 @@ same() {
 }
 
 # The transcripts need the clock shim preloaded into cbexec.
-why=
-if [ -n "$UNDER_VALGRIND" ]; then
-	why="under valgrind the clock shim is not preloaded into cbexec"
-elif nm "$CBEXEC" 2>/dev/null | grep -q __asan_init ||
-    ldd "$CBEXEC" 2>/dev/null | grep -q libasan; then
-	why="cbexec is built with ASan (no preload before its runtime)"
-elif [ ! -f "$SHIM" ] && ! make -s -C "$TOP" t/clockshim.so >/dev/null 2>&1; then
-	why="cannot build t/clockshim.so"
-fi
+why=$(shim_why clockshim)
 # cbx HH:MM:SS ARGS: cbexec started at 2026-11-22 HH:MM:SS UTC exactly (the
 # README's day).
 cbx() {

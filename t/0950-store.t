@@ -98,27 +98,8 @@ else
 fi
 
 # ---- the lease is renewed through a run longer than it ----
-# A lease of 4 s (each store command bounded by a third of it): renewals
-# 1.3 s apart, the local deadline 3.5 s after the last one, so a loaded
-# machine (ASan, a test beside it) stalling a renewal for a second or two
-# keeps it.  The run goes on until the test releases it, so the second
-# invocation, however slowly it starts, comes while the first holds the
-# lease, and once that lease's first term is past.
-lease=4 past=4.4
-[ -n "$UNDER_VALGRIND" ] && past=5
-rm -f started released
-"$CBEXEC" $S --store-lease ${lease}s --store-timeout 1200ms --name long -- sh -c \
-    'touch started; i=0; while [ ! -e released ] && [ $i -lt 600 ]; do
-    sleep 0.05; i=$((i + 1)); done' 2>errl & p=$!
-poll_until 20 test -e started
-sleep $past
-"$CBEXEC" $S --name long -- true 2>err2; rc=$?
-touch released
-is "$rc" 123 "past the lease the holder still has it (renewed): BUSY"
-like "$(cat err2)" "busy: another cbexec holds its lease in unix://" \
-    "naming the lease"
-wait $p; rc=$?
-is "$rc:$(grep lease errl)" "0:" "the long run ends well, its lease kept"
+# shellcheck disable=SC2086
+renewed_past_lease unix $S
 
 # ---- a corrupt state in the store ----
 rcli SET cbexec:circuit:bad 'not json' >/dev/null

@@ -137,27 +137,8 @@ else
 fi
 
 # ---- the lease is renewed through a run longer than it ----
-# A lease of 4 s: renewals 1.3 s apart, each sent again while no member
-# answers, the local deadline 3.5 s after the last one -- room for a
-# loaded machine (ASan, a test beside it) whose small cluster holds an
-# election now and then.  The run goes on until the test releases it, so
-# the second invocation, however slowly it starts, comes while the first
-# holds the lease, and once that lease's first term is past.
-lease=4 past=4.4
-[ -n "$UNDER_VALGRIND" ] && past=5
-rm -f started released
-"$CBEXEC" $S --store-lease ${lease}s --store-timeout 1200ms --name long -- sh -c \
-    'touch started; i=0; while [ ! -e released ] && [ $i -lt 600 ]; do
-    sleep 0.05; i=$((i + 1)); done' 2>errl & p=$!
-poll_until 20 test -e started
-sleep $past
-"$CBEXEC" $S --name long -- true 2>err2; rc=$?
-touch released
-is "$rc" 123 "past the lease the holder still has it (renewed): BUSY"
-like "$(cat err2)" "busy: another cbexec holds its lease in etcd://" \
-    "naming the lease"
-wait $p; rc=$?
-is "$rc:$(grep lease errl)" "0:" "the long run ends well, its lease kept"
+# shellcheck disable=SC2086
+renewed_past_lease etcd $S
 
 # ---- the command inherits nothing of the store's ----
 "$CBEXEC" --name fds -- sh -c 'ls /proc/$$/fd >fds.file' 2>err
@@ -194,9 +175,7 @@ is "$(jget k.json history.0.reason)" "cbexec was killed during run 1" \
     "the killed run's message"
 
 # ---- the store's clock, not this host's ----
-if head -c 4 "$CBEXEC" | grep -q ELF && ! nm "$CBEXEC" 2>/dev/null |
-    grep -q __asan_init && make -s -C "$TOP" t/clockshim.so >/dev/null 2>&1
-then
+if why=$(shim_why clockshim); then
 	LD_PRELOAD=$T_DIR/clockshim.so CLOCK_SKEW=7200 "$CBEXEC" $S --name fast \
 	    -- true 2>/dev/null
 	d=$(eget cbexec:circuit:fast | perl -MJSON::PP -MTime::Local -0777 -e '
@@ -206,7 +185,7 @@ then
 	ok "$([ "$d" -gt -3 ] && [ "$d" -lt 3 ]; echo $?)" \
 	    "a host two hours fast stamps the state with the store's time (${d}s off)"
 else
-	skip "the clock shim cannot be preloaded (ASan, or no ELF)"
+	skip "$why"
 fi
 
 # ---- a store that is gone, or silent: 125 in bounded time ----

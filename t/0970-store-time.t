@@ -7,16 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$T_DIR/redis.sh"
 
-if ! head -c 4 "$CBEXEC" 2>/dev/null | grep -q ELF; then
-	echo "1..0 # SKIP CBEXEC is not an ELF binary (a preload shim goes into it)"
-	exit 0
-elif nm "$CBEXEC" 2>/dev/null | grep -q __asan_init ||
-    ldd "$CBEXEC" 2>/dev/null | grep -q libasan; then
-	echo "1..0 # SKIP cbexec is built with ASan (no preload before its runtime)"
-	exit 0
-elif ! make -s -C "$TOP" t/clockshim.so >/dev/null 2>&1 &&
-    [ ! -f "$T_DIR/clockshim.so" ]; then
-	echo "1..0 # SKIP cannot build t/clockshim.so"
+if ! why=$(shim_why clockshim); then
+	echo "1..0 # SKIP $why"
 	exit 0
 fi
 redis_start

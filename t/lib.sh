@@ -126,20 +126,48 @@ bash_comp() {
 	' comp "$@" 2>&1 | sort
 }
 
-# host_names: give each ./host N the name hostN from now on (t/hostshim.so
-# preloaded); 1 with why not.
-host_names() {
+# renewed_past_lease SCHEME STORE-OPTION...: a run with a 4 s lease (each
+# store command bounded by a third of it: renewals 1.3 s apart, the local
+# deadline 3.5 s after the last one -- room for a loaded machine, or a
+# small etcd cluster's election) goes on until released, so a second
+# invocation, however slowly it starts, comes while the first holds the
+# lease and once its first term is past: BUSY, naming the lease in
+# SCHEME://, and the first run ends well.  Three checks.
+renewed_past_lease() {
+	_scheme=$1; shift
+	_past=4.4
+	[ -n "$UNDER_VALGRIND" ] && _past=5
+	rm -f started released
+	"$CBEXEC" "$@" --store-lease 4s --store-timeout 1200ms --name long -- \
+	    sh -c 'touch started; i=0; while [ ! -e released ] && [ $i -lt 600 ]
+	    do sleep 0.05; i=$((i + 1)); done' 2>errl & _p=$!
+	poll_until 20 test -e started
+	sleep $_past
+	"$CBEXEC" "$@" --name long -- true 2>err2; _rc=$?
+	touch released
+	is "$_rc" 123 "past the lease the holder still has it (renewed): BUSY"
+	like "$(cat err2)" "busy: another cbexec holds its lease in $_scheme://" \
+	    "naming the lease"
+	wait $_p; _rc=$?
+	is "$_rc:$(grep lease errl)" "0:" "the long run ends well, its lease kept"
+}
+# shim_why NAME: whether t/NAME.so can be preloaded into cbexec: 0, or 1
+# saying why not (cbexec is a wrapper script, as under valgrind; it is
+# built with ASan, whose runtime must come first; the shim does not build).
+shim_why() {
 	if ! head -c 4 "$CBEXEC" 2>/dev/null | grep -q ELF; then
 		echo "CBEXEC is not an ELF binary (a preload shim goes into it)"
-		return 1
 	elif nm "$CBEXEC" 2>/dev/null | grep -q __asan_init ||
 	    ldd "$CBEXEC" 2>/dev/null | grep -q libasan; then
 		echo "cbexec is built with ASan (no preload before its runtime)"
-		return 1
-	elif ! make -s -C "$TOP" t/hostshim.so >/dev/null 2>&1 &&
-	    [ ! -f "$T_DIR/hostshim.so" ]; then
-		echo "cannot build t/hostshim.so"
-		return 1
+	elif ! make -s -C "$TOP" "t/$1.so" >/dev/null 2>&1 &&
+	    [ ! -f "$T_DIR/$1.so" ]; then
+		echo "cannot build t/$1.so"
+	else
+		return 0
 	fi
-	export HOST_NAMES=1
+	return 1
 }
+# host_names: give each ./host N the name hostN from now on (t/hostshim.so
+# preloaded); 1 with why not.
+host_names() { shim_why hostshim && export HOST_NAMES=1; }
