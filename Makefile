@@ -79,7 +79,8 @@ check: deps
 	@$(MAKE) --no-print-directory test
 
 # Each test's stderr (cbexec's own messages, mostly) is shown only when
-# that test fails (build-aux/quiet-test).
+# that test fails, after its failed checks with their got/want
+# (build-aux/quiet-test).
 QUIET_TEST = sh $(CURDIR)/build-aux/quiet-test
 # The fault, clock and host shims are built first: a shim that does not build
 # with the project's flags fails the check instead of letting the tests
